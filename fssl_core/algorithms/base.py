@@ -1,0 +1,117 @@
+"""The algorithm contract: the hooks the engine calls, and their defaults (plain FedAvg).
+
+The engine owns loops, devices, seeds, timing, byte counts and evaluation. An algorithm owns
+only its mathematics, through these hooks, called in this order each round:
+
+    server_update(state, round, train)      server-side training before the round (labels-at-server)
+    download(state, round) -> payload       what each selected client receives (bytes counted)
+    client_init(payload, view) -> nets      the client's networks, built from the payload
+    plan(view) -> Plan                      how local training walks the client's data
+    loss(nets, batch, step) -> (loss, stats)    per-step loss, a function of tensors and a batch
+    after_step(nets, step)                  e.g. an EMA update of a target network
+    upload(nets, view, round) -> payload    what the client sends back (bytes counted)
+    aggregate(state, uploads, round) -> state
+    eval_tensors(state) -> tensors          the network the engine evaluates on the test set
+
+Server state is a nested dict of tensors and plain values, checkpointed by the engine; an
+algorithm keeps no other state across rounds, so an interrupted run resumes exactly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call
+
+from ..aggregate import weighted_mean
+from ..batches import Batch, DataView, Plan
+from ..config import RunConfig
+from ..training import Nets, Step, Tensors
+
+State = dict[str, Any]
+Payload = dict[str, Any]   # nested dicts of tensors; every tensor in it crosses the network
+
+
+@dataclass(eq=False)
+class Upload:
+    client: int
+    payload: Payload
+    num_labeled: int
+    num_unlabeled: int
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Context:
+    """What an algorithm may use besides its config: the network template and the task's shape."""
+    model: nn.Module          # architecture template; its own parameters are never trained
+    num_classes: int
+    device: torch.device
+
+    def apply(self, tensors: Tensors, x: Tensor, train: bool = True) -> Tensor:
+        """The network with `tensors` as its parameters and buffers, applied to `x`.
+
+        In train mode BatchNorm layers update the running statistics held in `tensors`.
+        """
+        self.model.train(train)
+        return functional_call(self.model, tensors, (x,))
+
+
+# A server-side trainer the engine hands to `server_update`: trains `nets[trainable]` in place on
+# the server's labeled data with the run's optimiser settings, returning the loss statistics.
+ServerTrain = Callable[[Nets, tuple[str, ...], Callable[[Nets, Batch, Step], tuple[Tensor, dict]], Plan], dict]
+
+
+class Algorithm:
+    name = "base"
+    trainable: tuple[str, ...] = ("model",)   # nets whose parameters local SGD updates
+
+    def __init__(self, cfg: RunConfig, ctx: Context):
+        self.cfg = cfg
+        self.ctx = ctx
+
+    # --- server ---------------------------------------------------------------------------------
+    def init_state(self, initial: Tensors) -> State:
+        return {"model": initial}
+
+    def server_update(self, state: State, round: int, train: ServerTrain) -> None:
+        """Train at the server before round `round` (round 0: once before the first). Default: none."""
+
+    def download(self, state: State, round: int) -> Payload:
+        return {"model": state["model"]}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        """FedAvg: the mean of the uploaded models weighted by the samples each trained on."""
+        weights = [u.num_labeled for u in uploads]
+        if sum(weights) == 0:
+            return state
+        return {**state, "model": weighted_mean([u.payload["model"] for u in uploads], weights)}
+
+    def eval_tensors(self, state: State) -> Tensors:
+        return state["model"]
+
+    def round_metrics(self, state: State) -> dict[str, float]:
+        """Scalars logged with each round (e.g. FedSiam's τ). Default: none."""
+        return {}
+
+    # --- client ---------------------------------------------------------------------------------
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        return {"model": clone(payload["model"])}
+
+    def plan(self, view: DataView) -> Plan:
+        return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)
+
+    def loss(self, nets: Nets, batch: Batch, step: Step) -> tuple[Tensor, dict[str, Tensor]]:
+        raise NotImplementedError
+
+    def after_step(self, nets: Nets, step: Step) -> None:
+        """Called after every SGD step. Default: nothing."""
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        return {"model": nets["model"]}
+
+
+def clone(tensors: Tensors) -> Tensors:
+    return {k: v.detach().clone() for k, v in tensors.items()}

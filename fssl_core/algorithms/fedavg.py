@@ -1,0 +1,30 @@
+"""FedAvg (McMahan et al., 2017) on the labeled data only, and FedAvg+ (with weak augmentation).
+
+FedSiam uses both as its supervised baselines (Section 4.1): clients train the global model on
+their labeled samples with cross-entropy; the server averages the models weighted by the number
+of labeled samples each client holds. FedAvg+ differs in one thing: the labeled images are
+weakly augmented.
+"""
+from __future__ import annotations
+
+import torch.nn.functional as F
+
+from .base import Algorithm
+
+
+class FedAvg(Algorithm):
+    name = "fedavg"
+
+    def inputs(self, batch):
+        return batch.labeled.plain()
+
+    def loss(self, nets, batch, step):
+        logits = self.ctx.apply(nets["model"], self.inputs(batch))
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+
+class FedAvgPlus(FedAvg):
+    name = "fedavg_plus"
+
+    def inputs(self, batch):
+        return batch.labeled.weak()

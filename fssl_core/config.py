@@ -1,0 +1,197 @@
+"""RunConfig: every knob of a run, validated in one place, identified by a stable hash.
+
+Defaults are FedSiam's Table 2 (the shared parameters of all its baselines) unless a comment
+says otherwise. Algorithm-specific knobs sit in their own section; an algorithm reads only the
+fields it documents.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass, fields
+from typing import Any, get_type_hints
+
+from . import __version__
+
+AUTO = "auto"
+DEVICES = ("cpu", "cuda")
+
+# Fields that change how a run is executed or stored but not what it computes; they are left
+# out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
+NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
+
+
+class ConfigError(ValueError):
+    """A RunConfig field has an unknown name, a wrong type or a value outside what is allowed."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    # --- what is run -------------------------------------------------------------------------
+    algorithm: str = "fedavg"        # registry name, see fssl_core.algorithms.ALGORITHMS
+    dataset: str = "mnist"           # see fssl_core.data.datasets.DATASETS
+    model: str = AUTO                # 'auto': the paper's model for the dataset (models.default_model_for)
+    # --- how the data are split (fssl_core.data.partition) -------------------------------------
+    partition: str = "iid"           # labels-at-client iid/noniid1-3, labels-at-server, Dirichlet, streaming
+    labeled_ratio: float = 0.1       # γ: labeled fraction (of each client: labels-at-client; of |D|: server_*)
+    server_labeled: int = 0          # N_s: labeled samples at the server (FedMix, FedAnchor); 0 = use γ
+    dirichlet_alpha: float = 0.1     # μ (FedMix) / α (FedAnchor): Dirichlet concentration
+    classes_per_client: int = 2      # C'_k of FedSiam's non-IID settings
+    rich_clients: int = 10           # noniid3: clients with the high labeled ratio ("10 clients own 55%")
+    rich_labeled_ratio: float = 0.55 # noniid3: their labeled ratio; the others' follows from γ
+    server_balanced: bool = False    # server's labeled set class-balanced (FedMix, FedAnchor: True)
+    stratified: bool = False         # server_iid: equal per-class counts on every client (FedMix IID)
+    min_client_size: int = 10        # Dirichlet splits: redrawn until every client holds this many
+    stream_parts: int = 1            # streaming non-IID: parts per client, one used per round
+    clients: int = 100               # K
+    clients_per_round: int = 10      # FedSiam's "B active clients"
+    # --- optimisation (Table 2) ---------------------------------------------------------------
+    rounds: int = 50                 # R_G
+    local_epochs: int = 5            # R_L
+    batch_size: int = 10             # BS_tr
+    lr: float = 0.01
+    momentum: float = 0.9            # M
+    weight_decay: float = 1e-4       # wd
+    seed: int = 1234                 # splits, initialisation, client sampling, batches, augmentation
+    # --- execution ----------------------------------------------------------------------------
+    device: str = "cpu"
+    eval_every: int = 1              # rounds between test-set evaluations (the last round always)
+    eval_batch_size: int = 1024      # BS_te only changes speed: evaluation runs in eval mode
+    checkpoint_every: int = 1        # rounds between checkpoints (resume granularity)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        if self.model == AUTO:
+            from .models import default_model_for
+            object.__setattr__(self, "model", default_model_for(self.dataset))
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "RunConfig":
+        """Build from a mapping, rejecting unknown keys (with the closest known name)."""
+        known = {f.name for f in fields(cls)}
+        for key in values:
+            if key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
+                raise ConfigError(f"RunConfig has no field '{key}'{hint} Known fields: {', '.join(sorted(known))}")
+        return cls(**values)
+
+    @classmethod
+    def from_strings(cls, pairs: dict[str, str]) -> "RunConfig":
+        """Build from command-line `key=value` strings, converting each by the field's type."""
+        hints = get_type_hints(cls)
+        converted: dict[str, Any] = {}
+        for key, text in pairs.items():
+            kind = hints.get(key)
+            try:
+                converted[key] = _parse(text, kind) if kind is not None else text
+            except ValueError:
+                raise ConfigError(f"RunConfig.{key}={text!r}: expected {kind.__name__}") from None
+        return cls.from_dict(converted)
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+    # --- identity -----------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def run_id(self) -> str:
+        """Hash of every field that changes the result, plus the package version."""
+        identity = {k: v for k, v in self.to_dict().items() if k not in NOT_IN_IDENTITY}
+        identity["fssl_core_version"] = __version__
+        blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _parse(text: str, kind: type) -> Any:
+    if kind is bool:
+        if text.lower() in ("1", "true", "yes"):
+            return True
+        if text.lower() in ("0", "false", "no"):
+            return False
+        raise ValueError(text)
+    return kind(text)
+
+
+# Allowed values: (low, high) inclusive ranges or a callable returning the allowed choices.
+def _choices_algorithm():
+    from .algorithms import ALGORITHMS
+    return tuple(ALGORITHMS)
+
+
+def _choices_dataset():
+    from .data.datasets import DATASETS
+    return DATASETS
+
+
+def _choices_model():
+    from .models import MODELS
+    return (AUTO, *MODELS)
+
+
+def _choices_partition():
+    from .data.partition import PARTITIONS
+    return PARTITIONS
+
+
+_RULES: dict[str, Any] = {
+    "algorithm": _choices_algorithm,
+    "dataset": _choices_dataset,
+    "model": _choices_model,
+    "partition": _choices_partition,
+    "device": lambda: DEVICES,
+    "labeled_ratio": (0.0, 1.0),
+    "server_labeled": (0, None),
+    "dirichlet_alpha": (1e-6, None),
+    "classes_per_client": (1, None),
+    "rich_clients": (0, None),
+    "rich_labeled_ratio": (0.0, 1.0),
+    "min_client_size": (1, None),
+    "stream_parts": (1, None),
+    "clients": (1, None),
+    "clients_per_round": (1, None),
+    "rounds": (1, None),
+    "local_epochs": (0, None),
+    "batch_size": (1, None),
+    "lr": (0.0, None),
+    "momentum": (0.0, 1.0),
+    "weight_decay": (0.0, None),
+    "seed": (0, 2**63 - 1),
+    "eval_every": (1, None),
+    "eval_batch_size": (1, None),
+    "checkpoint_every": (1, None),
+}
+
+
+def _validate(cfg: RunConfig) -> None:
+    hints = get_type_hints(type(cfg))
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        kind = hints[f.name]
+        ok_type = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            object.__setattr__(cfg, f.name, float(value))
+            ok_type = True
+        if not ok_type:
+            raise ConfigError(f"RunConfig.{f.name}={value!r}: must be of type {kind.__name__}")
+        rule = _RULES.get(f.name)
+        if rule is None:
+            continue
+        if callable(rule):
+            allowed = rule()
+            if value not in allowed:
+                raise ConfigError(f"RunConfig.{f.name}={value!r}: must be one of {', '.join(map(str, allowed))}")
+        else:
+            low, high = rule
+            value = getattr(cfg, f.name)
+            if (low is not None and value < low) or (high is not None and value > high):
+                upper = "∞" if high is None else high
+                raise ConfigError(f"RunConfig.{f.name}={value!r}: must be within [{low}, {upper}]")
+    if cfg.clients_per_round > cfg.clients:
+        raise ConfigError(
+            f"RunConfig.clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}")

@@ -1,0 +1,371 @@
+"""Weak and strong image augmentation, batched on the device with per-sample randomness.
+
+The training images already live on the run's device as one float tensor in [0, 1] (not yet
+normalised; see `datasets.py`), and a step's batch is drawn from it by index (`batches.py`). Augmenting
+that batch where it lies, in a handful of tensor operations, keeps the images off the host: there is
+no DataLoader, no PIL and no per-sample Python loop, which on small images (28x28, 32x32) would cost
+far more than the model's forward pass. Each sample still gets its own random offsets, flips, factors
+and operations, drawn as tensors of N values.
+
+Every random draw comes from the `torch.Generator` passed in (it must be on the images' device), so
+the same generator state gives the same output, on CPU and on CUDA alike.
+
+- `random_crop_flip`: reflect-pad by `spec.pad` and crop back at a random offset (a random
+  translation by up to `pad` pixels), then a horizontal flip with p = 0.5 if `spec.flip`.
+- `weak_augment`: FedSiam's weak augmentation (crop/translate, flip, contrast, grayscale).
+- `strong_augment`: the weak geometric part, then RandAugment as in FixMatch (RandAugmentMC),
+  then Cutout.
+
+Inputs are (N, C, H, W) floating tensors with C = 1 or 3; outputs have the same shape, dtype and
+device, are clamped to [0, 1], and the input is never modified.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = [
+    'AugmentSpec', 'STRONG_OPS', 'augment_spec_for', 'random_crop_flip', 'strong_augment',
+    'weak_augment',
+]
+
+
+@dataclass(frozen=True)
+class AugmentSpec:
+    flip: bool  # random horizontal flip with p = 0.5 (off for digits, where a mirrored digit is another glyph)
+    pad: int    # reflect-pad by `pad` pixels, then crop back to H x W at a random offset
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.flip, bool):
+            raise ValueError(f'AugmentSpec.flip={self.flip!r}: must be a bool')
+        if isinstance(self.pad, bool) or not isinstance(self.pad, Integral) or self.pad < 0:
+            raise ValueError(f'AugmentSpec.pad={self.pad!r}: must be an int >= 0')
+
+
+# Pads as in FixMatch (4 pixels = 12.5% of 32) and 2 for the 28x28 images; no flip for digits.
+_SPECS = {
+    'cifar10': AugmentSpec(flip=True, pad=4),
+    'cifar100': AugmentSpec(flip=True, pad=4),
+    'fashion_mnist': AugmentSpec(flip=True, pad=2),
+    'mnist': AugmentSpec(flip=False, pad=2),
+    'svhn': AugmentSpec(flip=False, pad=4),
+}
+
+
+def augment_spec_for(dataset: str) -> AugmentSpec:
+    """The augmentation spec of a dataset by name."""
+    if dataset not in _SPECS:
+        raise ValueError(f'augment_spec_for: dataset={dataset!r}: must be one of {", ".join(sorted(_SPECS))}')
+    return _SPECS[dataset]
+
+
+# ITU-R 601-2 luma, as PIL's convert('L') and torchvision's rgb_to_grayscale.
+_LUMA = (0.299, 0.587, 0.114)
+
+
+def _check_inputs(where: str, x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> None:
+    if not isinstance(x, Tensor) or x.dim() != 4 or not x.is_floating_point():
+        raise ValueError(f'{where}: x must be a floating tensor of shape (N, C, H, W), got '
+                         f'{type(x).__name__} {tuple(getattr(x, "shape", ()))} {getattr(x, "dtype", "")}')
+    if x.shape[1] not in (1, 3):
+        raise ValueError(f'{where}: x has {x.shape[1]} channels: must have 1 or 3')
+    if not isinstance(generator, torch.Generator) or generator.device.type != x.device.type:
+        raise ValueError(f'{where}: generator must be a torch.Generator on the images\' device '
+                         f'({x.device}), got {getattr(generator, "device", type(generator).__name__)}')
+    if not isinstance(spec, AugmentSpec):
+        raise ValueError(f'{where}: spec must be an AugmentSpec, got {type(spec).__name__}')
+    h, w = x.shape[2:]
+    if spec.pad >= h or spec.pad >= w:
+        # reflect padding cannot reach further than the image is wide
+        raise ValueError(f'{where}: spec.pad={spec.pad}: must be smaller than the image size {h}x{w}')
+
+
+def _rand(n, generator: torch.Generator, x: Tensor) -> Tensor:
+    # Drawn in float32 whatever x's dtype, so a half-precision batch gets the same random values.
+    return torch.rand(n, generator=generator, device=x.device)
+
+
+def _per_sample(v: Tensor) -> Tensor:
+    return v.view(-1, 1, 1, 1)
+
+
+def _gray(x: Tensor) -> Tensor:
+    """(N, 1, H, W) luma of an RGB batch; a 1-channel batch is its own gray."""
+    if x.shape[1] == 1:
+        return x
+    r, g, b = x.unbind(1)
+    return (_LUMA[0] * r + _LUMA[1] * g + _LUMA[2] * b).unsqueeze(1)
+
+
+def random_crop_flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
+    """Random translation (reflect pad + crop at a per-sample offset) and, if `spec.flip`, a
+    per-sample horizontal flip with p = 0.5. Every output pixel is a copy of an input pixel of the
+    padded image, so the result is exact (no interpolation).
+    """
+    _check_inputs('random_crop_flip', x, generator, spec)
+    n, c, h, w = x.shape
+    p = spec.pad
+    if n == 0 or (p == 0 and not spec.flip):
+        return x.clone()
+    padded = F.pad(x, (p, p, p, p), mode='reflect') if p else x
+    wp = w + 2 * p
+    rows = torch.arange(h, device=x.device).expand(n, h)
+    cols = torch.arange(w, device=x.device).expand(n, w)
+    if p:
+        rows = rows + torch.randint(0, 2 * p + 1, (n, 1), generator=generator, device=x.device)
+        cols = cols + torch.randint(0, 2 * p + 1, (n, 1), generator=generator, device=x.device)
+    if spec.flip:
+        # A flip is reading the crop's columns right to left, so it folds into the same gather.
+        flip = _rand(n, generator, x) < 0.5
+        cols = torch.where(flip[:, None], cols.flip(1), cols)
+    # One gather over the flattened padded images: index = row * padded_width + column.
+    index = (rows[:, :, None] * wp + cols[:, None, :]).reshape(n, 1, h * w).expand(n, c, h * w)
+    return padded.reshape(n, c, -1).gather(2, index).reshape(n, c, h, w)
+
+
+def weak_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
+    """FedSiam's weak augmentation, per sample.
+
+    FedSiam (Sec. 4.1, "Parameter Settings"; /work/shared/papers/fedsiam.md line 268) lists its weak
+    augmentation as "random reflect, flip, contrast adjustment, grayscale, and crop", without
+    parameters. Here: reflect-pad and random crop (translation by up to `spec.pad` pixels), a
+    horizontal flip with p = 0.5 if `spec.flip`, a contrast factor uniform in [0.8, 1.2] (blend with
+    the image's mean gray level, as PIL/torchvision contrast) and, for RGB only, grayscale with
+    p = 0.2 (torchvision's RandomGrayscale default). The factor 0.8-1.2 is ColorJitter(contrast=0.2).
+    """
+    y = random_crop_flip(x, generator, spec)
+    n, c = y.shape[:2]
+    if n == 0:
+        return y
+    factor = _per_sample(0.8 + 0.4 * _rand(n, generator, y)).to(y.dtype)
+    mean = _gray(y).mean(dim=(1, 2, 3), keepdim=True)
+    y = (mean + factor * (y - mean)).clamp_(0, 1)
+    if c == 3:
+        to_gray = _per_sample(_rand(n, generator, y) < 0.2)
+        y = torch.where(to_gray, _gray(y).expand_as(y), y)
+    return y
+
+
+# FixMatch's RandAugment pool (fixmatch_augment_pool in FixMatch-pytorch's randaugment.py), Invert
+# excluded as there. Ops are picked uniformly, with replacement, per sample.
+STRONG_OPS = (
+    'identity', 'autocontrast', 'brightness', 'color', 'contrast', 'equalize', 'posterize',
+    'rotate', 'sharpness', 'shear_x', 'shear_y', 'solarize', 'translate_x', 'translate_y',
+)
+_OP = {name: i for i, name in enumerate(STRONG_OPS)}
+_GEOMETRIC = ('rotate', 'shear_x', 'shear_y', 'translate_x', 'translate_y')
+
+# Strength of each op at level 1 (magnitude 10 of 10), as torchvision's RandAugment at its top bin
+# (which follows the RandAugment paper); the level scales them linearly and carries a random sign.
+MAX_ROTATE_DEG = 30.0
+MAX_SHEAR = 0.3
+MAX_TRANSLATE = 0.3   # fraction of the image size
+MAX_ENHANCE = 0.9     # enhancement factor 1 +- 0.9
+GRAY_FILL = 0.5       # FixMatch fills uncovered pixels and the cutout square with gray (128)
+
+
+def _is(op: Tensor, *names: str) -> Tensor:
+    mask = torch.zeros_like(op, dtype=torch.bool)
+    for name in names:
+        mask |= op == _OP[name]
+    return _per_sample(mask)
+
+
+def _affine(op: Tensor, level: Tensor, h: int, w: int) -> Tensor:
+    """Per-sample (N, 2, 3) affine_grid matrices for the geometric ops (identity for the others).
+
+    Built in pixel units about the image centre (so rotation and shear do not also translate, and
+    rotation stays a rotation on non-square images), then converted to affine_grid's normalised
+    coordinates, where x spans w/2 pixels per unit and y spans h/2.
+    """
+    one, zero = torch.ones_like(level), torch.zeros_like(level)
+    angle = level * math.radians(MAX_ROTATE_DEG)
+    rot = op == _OP['rotate']
+    a = torch.where(rot, torch.cos(angle), one)
+    b = torch.where(rot, -torch.sin(angle), zero)
+    c = torch.where(rot, torch.sin(angle), zero)
+    d = a
+    b = torch.where(op == _OP['shear_x'], MAX_SHEAR * level, b)
+    c = torch.where(op == _OP['shear_y'], MAX_SHEAR * level, c)
+    tx = torch.where(op == _OP['translate_x'], MAX_TRANSLATE * level * w, zero)
+    ty = torch.where(op == _OP['translate_y'], MAX_TRANSLATE * level * h, zero)
+    return torch.stack([
+        torch.stack([a, b * (h / w), tx * (2 / w)], dim=1),
+        torch.stack([c * (w / h), d, ty * (2 / h)], dim=1),
+    ], dim=1)
+
+
+def _warp(y: Tensor, theta: Tensor) -> Tensor:
+    """Bilinear warp of the whole batch, each sample by its own matrix, with gray where the source
+    falls outside the image. grid_sample can only pad with zeros or the border, so a channel of ones
+    is warped along to measure how much of each output pixel was covered, and the rest is gray."""
+    n, c, h, w = y.shape
+    grid = F.affine_grid(theta.to(y.dtype), [n, c + 1, h, w], align_corners=False)
+    warped = F.grid_sample(torch.cat([y, torch.ones_like(y[:, :1])], dim=1), grid, mode='bilinear',
+                           padding_mode='zeros', align_corners=False)
+    covered = warped[:, c:]
+    return (warped[:, :c] + (1 - covered) * GRAY_FILL).clamp(0, 1)
+
+
+def _smooth(y: Tensor) -> Tensor:
+    """PIL's ImageFilter.SMOOTH (the degenerate image of ImageEnhance.Sharpness): a 3x3 kernel
+    [[1,1,1],[1,5,1],[1,1,1]]/13 on the interior, the one-pixel border left as it is."""
+    c = y.shape[1]
+    kernel = y.new_tensor([[1., 1., 1.], [1., 5., 1.], [1., 1., 1.]]).div_(13).expand(c, 1, 3, 3)
+    out = y.clone()
+    out[..., 1:-1, 1:-1] = F.conv2d(y, kernel, groups=c)
+    return out
+
+
+def _autocontrast(y: Tensor) -> Tensor:
+    """Stretch each image's each channel to span [0, 1] (PIL autocontrast, cutoff 0)."""
+    lo = y.amin(dim=(2, 3), keepdim=True)
+    span = y.amax(dim=(2, 3), keepdim=True) - lo
+    return torch.where(span > 0, (y - lo) / torch.where(span > 0, span, torch.ones_like(span)), y)
+
+
+def _equalize(y: Tensor) -> Tensor:
+    """Histogram equalisation per image and channel on 256 levels, as torchvision's `equalize`
+    (PIL's algorithm), for the whole batch at once: one histogram row per (image, channel)."""
+    n, c, h, w = y.shape
+    levels = (y * 255).round_().long().clamp_(0, 255).reshape(n * c, h * w)
+    hist = torch.zeros(n * c, 256, dtype=torch.long, device=y.device)
+    hist.scatter_add_(1, levels, torch.ones_like(levels))
+    bins = torch.arange(256, device=y.device)
+    last = torch.where(hist > 0, bins, -1).amax(dim=1, keepdim=True)
+    step = (h * w - hist.gather(1, last)) // 255
+    # lut[i] = (pixels below level i + step // 2) // step
+    lut = (hist.cumsum(dim=1) - hist + step // 2) // step.clamp(min=1)
+    out = lut.clamp_(0, 255).gather(1, levels).to(y.dtype).div_(255).reshape(n, c, h, w)
+    # A one-level image (step 0) has nothing to equalise.
+    return torch.where((step > 0).view(n, c, 1, 1), out, y)
+
+
+def _posterize(y: Tensor, strength: Tensor) -> Tensor:
+    """Keep the top 8 - floor(4 * strength) bits of each 8-bit level (8..4 bits for magnitudes
+    0..10, down to 1 bit for larger ones)."""
+    bits = (8 - torch.floor(4 * strength)).clamp(1, 8)
+    step = _per_sample(torch.pow(2.0, 8 - bits)).to(y.dtype)
+    return torch.floor((y * 255).round() / step) * step / 255
+
+
+def _solarize(y: Tensor, strength: Tensor) -> Tensor:
+    """Invert the levels at or above 256 * (1 - strength) (of 255), as FixMatch's Solarize: nothing
+    at strength 0, everything at strength 1."""
+    threshold = _per_sample((1 - strength) * (256 / 255)).to(y.dtype)
+    return torch.where(y >= threshold, 1 - y, y)
+
+
+def _enhance(y: Tensor, degenerate: Tensor, level: Tensor) -> Tensor:
+    """PIL ImageEnhance: blend(degenerate, image, factor), factor 1 + 0.9 * level (>= 0)."""
+    factor = _per_sample((1 + MAX_ENHANCE * level).clamp(min=0)).to(y.dtype)
+    return (degenerate + factor * (y - degenerate)).clamp(0, 1)
+
+
+# Each op as f(images, op, signed level) -> images, every sample independent of the others; the
+# geometric ops share one function since one warp serves them all. Identity is no entry.
+_OP_GROUPS = (
+    (_GEOMETRIC, lambda y, op, level: _warp(y, _affine(op, level, y.shape[2], y.shape[3]))),
+    (('autocontrast',), lambda y, op, level: _autocontrast(y)),
+    (('brightness',), lambda y, op, level: _enhance(y, torch.zeros_like(y), level)),
+    (('color',), lambda y, op, level: _enhance(y, _gray(y).expand_as(y), level)),  # identity if 1 channel
+    (('contrast',), lambda y, op, level: _enhance(
+        y, _gray(y).mean(dim=(1, 2, 3), keepdim=True).expand_as(y), level)),
+    (('equalize',), lambda y, op, level: _equalize(y)),
+    (('posterize',), lambda y, op, level: _posterize(y, level.abs())),
+    (('sharpness',), lambda y, op, level: _enhance(y, _smooth(y), level)),
+    (('solarize',), lambda y, op, level: _solarize(y, level.abs())),
+)
+assert sorted(n for names, _ in _OP_GROUPS for n in names) == sorted(set(STRONG_OPS) - {'identity'})
+
+
+def _apply_ops(y: Tensor, op: Tensor, level: Tensor, whole_batch: bool | None = None) -> Tensor:
+    """One RandAugment slot: sample i gets op STRONG_OPS[op[i]] at signed level[i] (1 = magnitude 10).
+
+    On CUDA each op runs on the whole batch and each sample keeps its own op's result
+    (`whole_batch`): finding which samples chose an op would need a host synchronisation, and the
+    GPU is bound by kernel launches on tensors this small anyway. On CPU, where indices cost
+    nothing to read, each op runs only on the samples that chose it, about 1/14 of the work.
+    Both give the same result; `whole_batch` overrides the choice (for tests).
+    """
+    if whole_batch is None:
+        whole_batch = y.device.type != 'cpu'
+    if whole_batch:
+        out = y
+        for names, fn in _OP_GROUPS:
+            out = torch.where(_is(op, *names), fn(y, op, level), out)
+        return out
+    out = y.clone()
+    for names, fn in _OP_GROUPS:
+        idx = _is(op, *names).view(-1).nonzero().view(-1)
+        if idx.numel():
+            out[idx] = fn(y[idx], op[idx], level[idx])
+    return out
+
+
+def _cutout(y: Tensor, generator: torch.Generator, cutout: float) -> Tensor:
+    """Fill a per-sample square of side in [int(cutout * S / 2), int(cutout * S)] (S = min(H, W))
+    centred at a uniform random pixel with gray, clipped at the image's edges (FixMatch's
+    CutoutAbs, whose side is 0.5 * 32 = 16 on CIFAR)."""
+    n, c, h, w = y.shape
+    size = min(h, w)
+    hi, lo = int(cutout * size), int(cutout * size * 0.5)
+    if hi == 0:
+        return y
+    side = torch.randint(lo, hi + 1, (n, 1), generator=generator, device=y.device)
+    top = torch.randint(0, h, (n, 1), generator=generator, device=y.device) - side // 2
+    left = torch.randint(0, w, (n, 1), generator=generator, device=y.device) - side // 2
+    rows = torch.arange(h, device=y.device)
+    cols = torch.arange(w, device=y.device)
+    in_rows = (rows >= top) & (rows < top + side)
+    in_cols = (cols >= left) & (cols < left + side)
+    return y.masked_fill((in_rows[:, :, None] & in_cols[:, None, :])[:, None], GRAY_FILL)
+
+
+def strong_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec, num_ops: int = 2,
+                   magnitude: int = 10, cutout: float = 0.5) -> Tensor:
+    """FixMatch's strong augmentation (RandAugmentMC in FixMatch-pytorch), per sample.
+
+    1. `random_crop_flip` (FixMatch's strong pipeline starts with the weak flip + reflect crop).
+    2. `num_ops` times: an op drawn uniformly from `STRONG_OPS` (with replacement), applied with
+       p = 0.5 at an integer magnitude uniform in [1, magnitude] (all 0 if magnitude is 0) out of
+       10, with a random sign for the signed ops. At magnitude 10: rotate +-30 deg, shear +-0.3,
+       translate +-0.3 of the size, enhancement factors 1 +- 0.9, posterize to 4 bits, solarize all.
+       Geometric ops use one affine_grid/grid_sample for the batch (bilinear, about the centre,
+       gray 0.5 where the source leaves the image) rather than PIL's nearest-neighbour resampling.
+       Color (saturation) is the identity for 1-channel images.
+    3. Cutout (see `_cutout`) with gray 0.5, if `cutout` > 0.
+    """
+    if isinstance(num_ops, bool) or not isinstance(num_ops, Integral) or num_ops < 0:
+        raise ValueError(f'strong_augment: num_ops={num_ops!r}: must be an int >= 0')
+    if isinstance(magnitude, bool) or not isinstance(magnitude, Integral):
+        raise ValueError(f'strong_augment: magnitude={magnitude!r}: must be an int')
+    if not 0 <= magnitude <= 30:
+        raise ValueError(f'strong_augment: magnitude={magnitude!r}: must be within [0, 30]')
+    if isinstance(cutout, bool) or not isinstance(cutout, Real) or not 0 <= cutout <= 1:
+        raise ValueError(f'strong_augment: cutout={cutout!r}: must be within [0, 1]')
+    y = random_crop_flip(x, generator, spec)
+    n = y.shape[0]
+    if n == 0:
+        return y
+    if num_ops:
+        shape = (num_ops, n)
+        ops = torch.randint(0, len(STRONG_OPS), shape, generator=generator, device=y.device)
+        applied = _rand(shape, generator, y) < 0.5
+        ops = torch.where(applied, ops, _OP['identity'])
+        if magnitude:
+            mags = torch.randint(1, magnitude + 1, shape, generator=generator, device=y.device)
+        else:
+            mags = torch.zeros(shape, dtype=torch.long, device=y.device)
+        signs = torch.where(_rand(shape, generator, y) < 0.5, -1.0, 1.0)
+        levels = signs * mags / 10
+        for k in range(num_ops):
+            y = _apply_ops(y, ops[k], levels[k])
+    if cutout > 0:
+        y = _cutout(y, generator, cutout)
+    return y.clamp(0, 1)

@@ -1,0 +1,252 @@
+"""The five image data sets of the FSSL papers, loaded once into device tensors.
+
+`load_dataset('cifar10', device='cuda')` returns an `ImageData` whose train and test images are
+float32 [N, C, H, W] tensors in [0, 1] on the device, with int64 labels, so that clients can be
+index arrays into them and augmentation can run batched on the device (no DataLoader, no PIL).
+
+Files are read by torchvision's own dataset classes from the torchvision on-disk layout under
+`data_root()` (env FSSL_DATA, else ./data); only their `.data`/`.targets`/`.labels` arrays are used,
+converted in one step. A missing data set is downloaded by torchvision unless download=False or
+FSSL_OFFLINE=1; if that is impossible, `DatasetUnavailable` says which files to put where.
+
+Loaded sets are cached in-process by (name, root, device): a notebook running many configurations
+reads each set from disk once. The cached tensors are shared by every caller: never modify them in
+place (index or copy them instead). `clear_cache()` drops the cache.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+from torchvision import datasets as tv
+
+DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100', 'svhn')
+
+
+class DatasetUnavailable(RuntimeError):
+    """A data set is not on disk and could not (or was not allowed to) be downloaded."""
+
+
+@dataclass(frozen=True)
+class _Spec:
+    tv_class: type        # the torchvision dataset class that reads the files
+    num_classes: int
+    mean: tuple[float, ...]  # per-channel mean of the training images in [0, 1]
+    std: tuple[float, ...]   # per-channel standard deviation of the training images in [0, 1]
+
+
+# Normalization statistics: per-channel pixel mean and standard deviation over the training set.
+# MNIST: the PyTorch MNIST example (pytorch/examples, mnist/main.py); recomputed here from the
+#   training set: 0.13066, 0.30811.
+# Fashion-MNIST: the commonly used values, recomputed here from the training set: 0.28604, 0.35302.
+# CIFAR-10, CIFAR-100: FixMatch-pytorch (kekmodel, dataset/cifar.py), the per-pixel std over the
+#   training set. SemiFL (src/data.py) uses CIFAR-10 std (0.2023, 0.1994, 0.2010), an often-copied
+#   value that is not the per-pixel std (kuangliu/pytorch-cifar issue #19), and CIFAR-100
+#   (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762); swap them in here to match SemiFL exactly.
+# SVHN: SemiFL's data_stats (src/data.py); FixMatch-pytorch has no SVHN loader.
+_SPECS = {
+    'mnist': _Spec(tv.MNIST, 10, (0.1307,), (0.3081,)),
+    'fashion_mnist': _Spec(tv.FashionMNIST, 10, (0.2860,), (0.3530,)),
+    'cifar10': _Spec(tv.CIFAR10, 10, (0.4914, 0.4822, 0.4465), (0.2471, 0.2435, 0.2616)),
+    'cifar100': _Spec(tv.CIFAR100, 100, (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761)),
+    'svhn': _Spec(tv.SVHN, 10, (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970)),
+}
+assert tuple(_SPECS) == DATASETS
+
+
+@dataclass(frozen=True, eq=False)
+class ImageData:
+    """One data set's train and test split as device tensors.
+
+    The tensors may be shared with other callers through the cache of `load_dataset`: read,
+    index or copy them, never modify them in place.
+    """
+
+    name: str
+    train_x: Tensor  # float32 [N_train, C, H, W], pixel values in [0, 1]
+    train_y: Tensor  # int64 [N_train], class index in [0, num_classes)
+    test_x: Tensor   # float32 [N_test, C, H, W], pixel values in [0, 1]
+    test_y: Tensor   # int64 [N_test]
+    num_classes: int
+    mean: tuple[float, ...]  # per-channel mean used by normalize(), one entry per channel
+    std: tuple[float, ...]   # per-channel std used by normalize()
+
+    def __post_init__(self):
+        for split, x, y in (('train', self.train_x, self.train_y),
+                            ('test', self.test_x, self.test_y)):
+            if x.ndim != 4 or len(x) != len(y):
+                raise ValueError(f'ImageData.{split}_x shape {tuple(x.shape)} with {split}_y shape '
+                                 f'{tuple(y.shape)}: must be [N, C, H, W] and [N]')
+        if not len(self.mean) == len(self.std) == self.in_channels:
+            raise ValueError(f'ImageData.mean={self.mean}, std={self.std}: must have one entry per '
+                             f'channel ({self.in_channels})')
+
+    @property
+    def in_channels(self) -> int:
+        return self.train_x.shape[1]
+
+    @property
+    def image_size(self) -> int:
+        """Height (= width) of the square images in pixels: 28 for (Fashion-)MNIST, else 32."""
+        return self.train_x.shape[-1]
+
+    def normalize(self, x: Tensor) -> Tensor:
+        """(x - mean) / std per channel; x is [..., C, H, W] in [0, 1] on any device."""
+        if x.ndim < 3 or x.shape[-3] != len(self.mean):
+            raise ValueError(f'ImageData.normalize: x of shape {tuple(x.shape)} must be '
+                             f'[..., {len(self.mean)}, H, W] for {self.name}')
+        mean = torch.tensor(self.mean, dtype=x.dtype, device=x.device).view(-1, 1, 1)
+        std = torch.tensor(self.std, dtype=x.dtype, device=x.device).view(-1, 1, 1)
+        return (x - mean) / std
+
+    def __repr__(self):
+        return (f'ImageData({self.name!r}, train {tuple(self.train_x.shape)}, '
+                f'test {tuple(self.test_x.shape)}, {self.num_classes} classes, '
+                f'device {self.train_x.device})')
+
+
+def data_root() -> Path:
+    """The folder data sets live in: env FSSL_DATA if set, else ./data relative to the cwd."""
+    return Path(os.environ.get('FSSL_DATA') or 'data').expanduser()
+
+
+def _download_default() -> bool:
+    return os.environ.get('FSSL_OFFLINE', '').strip().lower() not in ('1', 'true', 'yes')
+
+
+_CACHE: dict[tuple[str, Path, torch.device], ImageData] = {}
+
+
+def clear_cache() -> None:
+    """Forget every loaded data set (their memory is freed once no caller holds them)."""
+    _CACHE.clear()
+
+
+def load_dataset(name: str, device: str | torch.device = 'cpu', root: Path | None = None,
+                 download: bool | None = None) -> ImageData:
+    """Train and test split of `name` (one of DATASETS) as tensors on `device`.
+
+    root: folder in torchvision's layout; default `data_root()`.
+    download: let torchvision download what is missing; default True unless FSSL_OFFLINE=1.
+    Raises DatasetUnavailable when the files are missing and cannot be downloaded.
+    The result is cached by (name, root, device) and shared: do not modify its tensors in place.
+    """
+    if name not in _SPECS:
+        raise ValueError(f'load_dataset name={name!r}: must be one of {DATASETS}')
+    if root is None:
+        origin = ('from FSSL_DATA' if os.environ.get('FSSL_DATA')
+                  else 'the default ./data; set FSSL_DATA or pass root= to change it')
+        root = data_root()
+    else:
+        origin = 'from root='
+    root = Path(root).expanduser().resolve()
+    device = _resolve_device(device)
+    download = _download_default() if download is None else download
+    key = (name, root, device)
+    if key not in _CACHE:
+        _CACHE[key] = _load(name, root, origin, device, download)
+    return _CACHE[key]
+
+
+def _resolve_device(device: str | torch.device) -> torch.device:
+    # 'cuda' and 'cuda:0' must share one cache entry.
+    device = torch.device(device)
+    if device.type == 'cuda' and device.index is None and torch.cuda.is_available():
+        device = torch.device('cuda', torch.cuda.current_device())
+    return device
+
+
+def _load(name: str, root: Path, origin: str, device: torch.device, download: bool) -> ImageData:
+    spec = _SPECS[name]
+    if name == 'svhn' and importlib.util.find_spec('scipy') is None:
+        raise ImportError("load_dataset('svhn') needs scipy (torchvision reads SVHN's .mat files "
+                          'with scipy.io.loadmat): pip install scipy')
+    splits = {}
+    for split in ('train', 'test'):
+        images, labels = _as_tensors(_open(name, root, origin, split, download))
+        # Convert on the device: uint8 moves 4x fewer bytes than float32. x / 255 in float32 is
+        # what torchvision's ToTensor computes, so pixels equal those of dataset[i] + ToTensor.
+        splits[split] = (images.to(device).float().div_(255), labels.to(device))
+    return ImageData(name, *splits['train'], *splits['test'], num_classes=spec.num_classes,
+                     mean=spec.mean, std=spec.std)
+
+
+def _open(name: str, root: Path, origin: str, split: str, download: bool):
+    """torchvision's dataset object for one split, downloading it only if missing and allowed."""
+    tv_class = _SPECS[name].tv_class
+    kwargs = {'split': split} if name == 'svhn' else {'train': split == 'train'}
+    try:
+        return tv_class(root=str(root), download=False, **kwargs)
+    except RuntimeError as missing:  # torchvision: "Dataset not found or corrupted"
+        if not download:
+            raise DatasetUnavailable(_unavailable_message(name, root, origin, None)) from missing
+    try:
+        return tv_class(root=str(root), download=True, **kwargs)
+    except Exception as failed:
+        raise DatasetUnavailable(_unavailable_message(name, root, origin, failed)) from failed
+
+
+def _as_tensors(dataset) -> tuple[Tensor, Tensor]:
+    """(uint8 [N, C, H, W], int64 [N]) from torchvision's in-memory arrays, without PIL."""
+    if isinstance(dataset, tv.MNIST):  # FashionMNIST is a subclass: data uint8 tensor [N, H, W]
+        images = dataset.data.unsqueeze(1)
+        labels = dataset.targets
+    elif isinstance(dataset, tv.CIFAR10):  # CIFAR100 is a subclass: data uint8 array [N, H, W, C]
+        images = torch.from_numpy(dataset.data).permute(0, 3, 1, 2)
+        labels = dataset.targets
+    elif isinstance(dataset, tv.SVHN):  # data uint8 array [N, C, H, W]; labels 10 already 0
+        images = torch.from_numpy(dataset.data)
+        labels = dataset.labels
+    else:
+        raise TypeError(f'no conversion for {type(dataset).__name__}')
+    labels = torch.as_tensor(np.asarray(labels), dtype=torch.int64)
+    return images.contiguous(), labels
+
+
+def _expected_files(name: str, root: Path) -> list[Path]:
+    """The files torchvision's class checks for, read from the class itself so they stay current."""
+    tv_class = _SPECS[name].tv_class
+    if issubclass(tv_class, tv.MNIST):
+        raw = root / tv_class.__name__ / 'raw'
+        return [raw / Path(url).name.removesuffix('.gz') for url, _ in tv_class.resources]
+    if issubclass(tv_class, tv.CIFAR10):
+        folder = root / tv_class.base_folder
+        names = [f for f, _ in tv_class.train_list + tv_class.test_list]
+        return [folder / f for f in names + [tv_class.meta['filename']]]
+    return [root / tv_class.split_list[split][1] for split in ('train', 'test')]
+
+
+def _source(name: str) -> str:
+    tv_class = _SPECS[name].tv_class
+    if issubclass(tv_class, tv.MNIST):
+        return (f'the gzipped idx files from {tv_class.mirrors[0]} '
+                f'(unzip them into {tv_class.__name__}/raw)')
+    if issubclass(tv_class, tv.CIFAR10):
+        return f'{tv_class.url} (extract it in the root)'
+    return ' and '.join(tv_class.split_list[split][0] for split in ('train', 'test'))
+
+
+def _unavailable_message(name: str, root: Path, origin: str,
+                         download_error: Exception | None) -> str:
+    if download_error is None:
+        how = 'and download is disabled (download=False or FSSL_OFFLINE=1)'
+    else:
+        how = ('and torchvision could not download it: '
+               f'{type(download_error).__name__}: {download_error}')
+    tv_class = _SPECS[name].tv_class
+    checked = ('uncompressed' if issubclass(tv_class, tv.MNIST)
+               else 'byte-identical to the official ones (torchvision checks their md5)')
+    files = '\n'.join(f'  {path}' for path in _expected_files(name, root))
+    return (f"data set {name!r} was not found (or failed torchvision's integrity check) under "
+            f'root {root} ({origin}) {how}.\n'
+            f'torchvision.datasets.{tv_class.__name__} expects these files, {checked}:\n'
+            f'{files}\n'
+            f'To get them: set FSSL_DATA (or pass root=) to a folder that holds them; or allow '
+            f'download (download=True, FSSL_OFFLINE unset) on a machine with network access; or '
+            f'fetch {_source(name)} yourself.')

@@ -1,0 +1,182 @@
+"""The round loop every method runs through.
+
+Per round: (server-side training), sample clients, send each the algorithm's download payload,
+train locally through the algorithm's loss, receive its upload payload, aggregate, evaluate.
+Bytes are counted from the tensors that cross the network, in both directions. All randomness
+is derived from (seed, round, party), so a round can be replayed from a checkpoint exactly.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .algorithms import ALGORITHMS
+from .algorithms.base import Algorithm, Context, State, Upload
+from .batches import DataView, Plan, TrainImages
+from .config import RunConfig
+from .data.augment import augment_spec_for
+from .data.datasets import ImageData, load_dataset
+from .data.partition import Partition, build_partition, partition_arguments
+from .models import build_model, count_parameters
+from .training import SGD, Nets, Tensors, train_party
+
+SERVER = -1   # party id of the server in seeds and logs
+
+
+def derived_seed(*parts: int) -> int:
+    """A 63-bit seed from integers, stable across processes and platforms."""
+    digest = hashlib.sha256(",".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") & (2**63 - 1)
+
+
+def payload_bytes(payload: Any) -> int:
+    """Bytes of every tensor in a (nested) payload, as they would be serialised."""
+    if isinstance(payload, Tensor):
+        return payload.numel() * payload.element_size()
+    if isinstance(payload, dict):
+        return sum(payload_bytes(v) for v in payload.values())
+    if isinstance(payload, (list, tuple)):
+        return sum(payload_bytes(v) for v in payload)
+    return 0
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("RunConfig.device='cuda': no CUDA device is available here; use device='cpu'")
+    return torch.device(name)
+
+
+@dataclass(eq=False)
+class Federation:
+    """Everything a run needs, built once from its config."""
+    cfg: RunConfig
+    data: ImageData
+    images: TrainImages
+    partition: Partition
+    algorithm: Algorithm
+    ctx: Context
+    param_names: frozenset[str]
+    _labeled: list[Tensor]
+    _unlabeled_parts: list[list[Tensor]]
+    server_view: DataView
+
+    @classmethod
+    def build(cls, cfg: RunConfig) -> "Federation":
+        device = resolve_device(cfg.device)
+        data = load_dataset(cfg.dataset, device=device)
+        partition = cls.partition_of(cfg, data)
+        torch.manual_seed(derived_seed(cfg.seed, 0))   # model initialisation
+        model = build_model(cfg.model, num_classes=data.num_classes, in_channels=data.in_channels).to(device)
+        ctx = Context(model=model, num_classes=data.num_classes, device=device)
+        algorithm = ALGORITHMS[cfg.algorithm](cfg, ctx)
+
+        def on_device(idx: np.ndarray) -> Tensor:
+            return torch.as_tensor(np.asarray(idx, dtype=np.int64), device=device)
+
+        parts = partition.stream_parts
+        return cls(
+            cfg=cfg, data=data, partition=partition, algorithm=algorithm, ctx=ctx,
+            images=TrainImages(data.train_x, data.train_y, data.normalize, augment_spec_for(cfg.dataset)),
+            param_names=frozenset(name for name, _ in model.named_parameters()),
+            _labeled=[on_device(c.labeled) for c in partition.clients],
+            _unlabeled_parts=[[on_device(partition.unlabeled_in_round(k, r)) for r in range(parts)]
+                              for k in range(len(partition.clients))],
+            server_view=DataView(on_device(partition.server_labeled), on_device(np.empty(0, np.int64))),
+        )
+
+    @staticmethod
+    def partition_of(cfg: RunConfig, data: ImageData) -> Partition:
+        """The config's partition; only the fields that partition reads are passed to it. At the
+        server, a count (`server_labeled` > 0) takes the place of the ratio γ."""
+        fields = {name: getattr(cfg, name) for name in partition_arguments(cfg.partition)}
+        if "server_labeled" in fields:
+            if cfg.server_labeled > 0:
+                fields["labeled_ratio"] = None
+            else:
+                fields["server_labeled"] = None
+        return build_partition(cfg.partition, data.train_y.cpu().numpy(), num_classes=data.num_classes,
+                               num_clients=cfg.clients, seed=cfg.seed, **fields)
+
+    # --- state ----------------------------------------------------------------------------------
+    def initial_state(self) -> State:
+        tensors = {k: v.detach().clone() for k, v in self.ctx.model.state_dict().items()}
+        return self.algorithm.init_state(tensors)
+
+    @property
+    def model_parameters(self) -> int:
+        return count_parameters(self.ctx.model)
+
+    def client_view(self, client: int, round: int) -> DataView:
+        parts = self._unlabeled_parts[client]
+        return DataView(self._labeled[client], parts[(round - 1) % len(parts)])
+
+    def sample_clients(self, round: int) -> list[int]:
+        rng = np.random.default_rng(derived_seed(self.cfg.seed, round, SERVER))
+        chosen = rng.choice(self.cfg.clients, size=self.cfg.clients_per_round, replace=False)
+        return sorted(int(k) for k in chosen)
+
+    def generator(self, round: int, party: int) -> torch.Generator:
+        return torch.Generator(device=self.ctx.device).manual_seed(derived_seed(self.cfg.seed, round, party))
+
+    # --- one round ------------------------------------------------------------------------------
+    def run_round(self, state: State, round: int) -> tuple[State, dict[str, Any]]:
+        cfg, algo = self.cfg, self.algorithm
+        start = time.perf_counter()
+        optimizer = SGD(cfg.lr, cfg.momentum, cfg.weight_decay)
+        metrics: dict[str, Any] = {"round": round}
+
+        def server_trainer(hook_round: int):
+            def train(nets: Nets, trainable, loss_fn, plan: Plan) -> dict:
+                return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
+                                   plan, optimizer, self.generator(hook_round, SERVER), hook_round)
+            return train
+
+        if round == 1:   # round 0: once before the first round (e.g. FedAnchor's pre-training)
+            algo.server_update(state, 0, server_trainer(0))
+        algo.server_update(state, round, server_trainer(round))
+
+        uploads: list[Upload] = []
+        down = up = 0
+        for client in self.sample_clients(round):
+            view = self.client_view(client, round)
+            payload = algo.download(state, round)
+            down += payload_bytes(payload)
+            nets = algo.client_init(payload, view)
+            stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, view,
+                                algo.plan(view), optimizer, self.generator(round, client), round,
+                                after_step=algo.after_step)
+            sent = algo.upload(nets, view, round)
+            up += payload_bytes(sent)
+            uploads.append(Upload(client, sent, view.num_labeled, view.num_unlabeled, stats))
+        state = algo.aggregate(state, uploads, round)
+
+        metrics.update(_mean_stats([u.stats for u in uploads]))
+        metrics.update(algo.round_metrics(state))
+        metrics["upload_bytes"] = up
+        metrics["download_bytes"] = down
+        if round % cfg.eval_every == 0 or round == cfg.rounds:
+            metrics["accuracy"] = self.evaluate(algo.eval_tensors(state))
+        metrics["seconds"] = time.perf_counter() - start
+        return state, metrics
+
+    @torch.no_grad()
+    def evaluate(self, tensors: Tensors) -> float:
+        """Test accuracy in %, the network in eval mode."""
+        correct = torch.zeros((), dtype=torch.long, device=self.ctx.device)
+        x, y = self.data.test_x, self.data.test_y
+        for i in range(0, len(y), self.cfg.eval_batch_size):
+            logits = self.ctx.apply(tensors, self.data.normalize(x[i:i + self.cfg.eval_batch_size]), train=False)
+            correct += (logits.argmax(1) == y[i:i + self.cfg.eval_batch_size]).sum()
+        return 100.0 * int(correct) / len(y)
+
+
+def _mean_stats(per_client: list[dict[str, float]]) -> dict[str, float]:
+    """Mean over the clients that reported each statistic, as `train_<name>`."""
+    names = {name for stats in per_client for name in stats}
+    return {f"train_{n}": float(np.mean([s[n] for s in per_client if n in s])) for n in sorted(names)}

@@ -1,0 +1,39 @@
+"""The papers' networks, by name. Parameter counts are pinned by tests/test_models.py."""
+from __future__ import annotations
+
+from torch import nn
+
+from .base import Network
+from .cnn_cifar import CNNCifar
+from .cnn_mnist import CNNMnist
+from .resnet import ResNet9, ResNet18
+from .wrn import WideResNet28x2
+
+MODELS: dict[str, type[Network]] = {
+    "cnn_mnist": CNNMnist,        # FedSiam Table 1, MNIST (also Fashion-MNIST here)
+    "cnn_cifar": CNNCifar,        # FedSiam Table 1, CIFAR-10 & SVHN
+    "resnet9": ResNet9,           # FedMix/FedFreq, FedMix/FedLoss
+    "resnet18": ResNet18,         # FedAnchor Table 1
+    "wrn28_2": WideResNet28x2,    # FedAnchor Table 2, SemiFL, FixMatch
+}
+
+# The FedSiam networks by dataset; other papers name their model in their experiment configs.
+_DEFAULT_MODEL = {"mnist": "cnn_mnist", "fashion_mnist": "cnn_mnist", "cifar10": "cnn_cifar",
+                  "cifar100": "cnn_cifar", "svhn": "cnn_cifar"}
+
+
+def default_model_for(dataset: str) -> str:
+    if dataset not in _DEFAULT_MODEL:
+        raise ValueError(f"default_model_for: dataset={dataset!r}: must be one of {', '.join(sorted(_DEFAULT_MODEL))}")
+    return _DEFAULT_MODEL[dataset]
+
+
+def build_model(name: str, *, num_classes: int, in_channels: int, projection_dim: int | None = None) -> Network:
+    if name not in MODELS:
+        raise ValueError(f"build_model: name={name!r}: must be one of {', '.join(sorted(MODELS))}")
+    return MODELS[name](num_classes=num_classes, in_channels=in_channels, projection_dim=projection_dim)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Trainable parameters (BatchNorm running statistics are buffers, not counted)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

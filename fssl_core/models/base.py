@@ -1,0 +1,30 @@
+"""What every network here shares: a feature extractor, a linear classifier and, on request, a
+linear projection ("anchor head", FedAnchor §4.1) on the same features.
+
+`forward(x)` returns logits, `forward(x, embed=True)` returns (logits, embedding), so an
+algorithm calls a network through `functional_call` either way without knowing its layers.
+"""
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+
+class Network(nn.Module):
+    def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):
+        super().__init__()
+        self.feature_dim = feature_dim
+        self.classifier = nn.Linear(feature_dim, num_classes)
+        self.projection = nn.Linear(feature_dim, projection_dim) if projection_dim else None
+
+    def features(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def forward(self, x: Tensor, embed: bool = False):
+        h = self.features(x)
+        logits = self.classifier(h)
+        if not embed:
+            return logits
+        if self.projection is None:
+            raise ValueError("forward(embed=True): this network was built without a projection head "
+                             "(build_model(..., projection_dim=None))")
+        return logits, self.projection(h)

@@ -1,0 +1,29 @@
+"""FedSiam's CIFAR-10/SVHN CNN (Table 1): six 3×3 convolutions, three linear layers,
+5,852,170 parameters. Convolutions use padding 1, so 32×32 inputs reach the 256·4·4 = 4096
+features Table 1's first linear layer takes.
+"""
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from .base import Network
+
+
+class CNNCifar(Network):
+    def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
+        super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
+
+        def conv(c_in: int, c_out: int, batch_norm: bool) -> list[nn.Module]:
+            return [nn.Conv2d(c_in, c_out, 3, padding=1), *([nn.BatchNorm2d(c_out)] if batch_norm else []), nn.ReLU()]
+
+        self.body = nn.Sequential(
+            *conv(in_channels, 32, True), *conv(32, 64, False), nn.MaxPool2d(2),
+            *conv(64, 128, True), *conv(128, 128, False), nn.MaxPool2d(2), nn.Dropout(0.05),
+            *conv(128, 256, True), *conv(256, 256, False), nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(4096, 1024), nn.ReLU(), nn.Dropout(0.1),
+            nn.Linear(1024, 512), nn.ReLU(), nn.Dropout(0.1),
+        )
+
+    def features(self, x: Tensor) -> Tensor:
+        return self.body(x)

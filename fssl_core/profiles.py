@@ -1,0 +1,51 @@
+"""Run profiles: how much of a paper's protocol a notebook runs.
+
+- smoke: seconds; checks the wiring only (nbval runs every notebook at this profile).
+- quick: minutes on a 2-core CPU for MNIST-class data; fewer seeds (and, where a notebook says
+  so, fewer rounds). Every row it produces is labeled "reduced".
+- paper: the paper's settings: its rounds, clients and number of seeds.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import ConfigError, RunConfig
+
+REDUCED, OK = "reduced", "ok"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    max_seeds: int | None                 # how many of the paper's seeds to run; None: all of them
+    overrides: dict[str, Any] = field(default_factory=dict)   # forced on every config
+    status: str = REDUCED                 # what its report rows say about their protocol
+
+    def seeds(self, paper_seeds: list[int]) -> list[int]:
+        return list(paper_seeds if self.max_seeds is None else paper_seeds[:self.max_seeds])
+
+    def configs(self, paper_config: RunConfig, paper_seeds: list[int],
+                quick: dict[str, Any] | None = None) -> tuple[RunConfig, ...]:
+        """The configs this profile runs for one table cell; `quick` are the cell's own reductions."""
+        changes = dict(self.overrides)
+        if self.name == "quick" and quick:
+            changes.update(quick)
+        return tuple(paper_config.replace(seed=s, **changes) for s in self.seeds(paper_seeds))
+
+
+PROFILES = {
+    "smoke": Profile("smoke", max_seeds=1,
+                     overrides={"rounds": 2, "clients_per_round": 2, "local_epochs": 1}),
+    "quick": Profile("quick", max_seeds=1),
+    "paper": Profile("paper", max_seeds=None, status=OK),
+}
+
+
+def get_profile(name: str) -> Profile:
+    """The named profile; $FSSL_PROFILE, when set, overrides the notebook's choice (CI sets smoke)."""
+    name = os.environ.get("FSSL_PROFILE", name)
+    if name not in PROFILES:
+        raise ConfigError(f"profile={name!r}: must be one of {', '.join(PROFILES)}")
+    return PROFILES[name]

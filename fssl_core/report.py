@@ -1,0 +1,167 @@
+"""Paper values beside reproduced values: per notebook a CSV, merged into results/REPORT.md.
+
+A table cell is a `Cell`: the paper's coordinates (paper, table, setting, labeled, dataset,
+method, metric) and the RunConfigs (one per seed) that reproduce it. `reproduce_cells` runs the
+configs through the run store and returns one row per cell with the paper's value beside the
+mean and standard deviation of ours. Paper values are read from fssl_core/paper_values/*.csv,
+never typed into a notebook.
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import io
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .config import RunConfig
+from .data.datasets import DatasetUnavailable, load_dataset
+from .paths import project_root, results_dir
+from .profiles import Profile
+from .runs import RunResult, RunStore, atomic_write_text, run_all
+
+PAPER_VALUES = Path(__file__).parent / "paper_values"
+COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
+           "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "seconds", "status"]
+NEEDS_DATA, NEEDS_GPU, DIVERGED = "needs-data", "needs-gpu", "diverged"
+
+
+@dataclass(frozen=True)
+class Cell:
+    paper: str
+    table: str
+    setting: str
+    labeled: str
+    dataset: str
+    method: str
+    configs: tuple[RunConfig, ...]
+    metric: str = "accuracy"
+
+
+@functools.lru_cache(maxsize=None)
+def paper_values() -> pd.DataFrame:
+    frames = [pd.read_csv(f, dtype={"labeled": str}, keep_default_na=False) for f in sorted(PAPER_VALUES.glob("*.csv"))]
+    return pd.concat(frames, ignore_index=True)
+
+
+def paper_value(paper: str, table: str, setting: str, labeled: str, dataset: str, method: str,
+                metric: str = "accuracy") -> float | None:
+    pv = paper_values()
+    hit = pv[(pv.paper == paper) & (pv.table == table) & (pv.setting == setting) & (pv.labeled == labeled)
+             & (pv.dataset == dataset) & (pv.method == method) & (pv.metric == metric)]
+    return float(hit.value.iloc[0]) if len(hit) else None
+
+
+@functools.lru_cache(maxsize=None)
+def dataset_available(name: str) -> bool:
+    try:
+        load_dataset(name)
+        return True
+    except DatasetUnavailable as err:
+        print(f"needs-data: {err}".splitlines()[0], file=sys.stderr)
+        return False
+
+
+def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
+                    value: Callable[[RunResult], float | None] = lambda r: r.accuracy,
+                    store: RunStore | None = None, progress: bool = True) -> pd.DataFrame:
+    """Run every cell's configs (cached runs are read back) and tabulate paper vs reproduced."""
+    rows = []
+    for cell in cells:
+        row = {"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
+               "dataset": cell.dataset, "method": cell.method, "metric": cell.metric,
+               "paper_value": paper_value(cell.paper, cell.table, cell.setting, cell.labeled, cell.dataset,
+                                          cell.method, cell.metric),
+               "reproduced_value": math.nan, "reproduced_std": math.nan, "n_runs": 0,
+               "profile": profile.name, "device": device, "seconds": 0.0}
+        if not dataset_available(cell.dataset):
+            rows.append({**row, "status": NEEDS_DATA})
+            continue
+        results = run_all(cell.configs, store=store, progress=progress)
+        values = [value(r) for r in results if r.status == "ok"]
+        values = [v for v in values if v is not None]
+        row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1))
+        if values:
+            row.update(reproduced_value=round(float(np.mean(values)), 2),
+                       reproduced_std=round(float(np.std(values)), 2) if len(values) > 1 else math.nan)
+        diverged = any(r.status == DIVERGED for r in results)
+        rows.append({**row, "status": DIVERGED if diverged else profile.status})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def save_notebook_results(frame: pd.DataFrame, notebook: str, profile: Profile) -> Path:
+    """results/<notebook>.csv (results/smoke/ for the smoke profile), written atomically."""
+    path = results_dir(profile.name) / f"{notebook}.csv"
+    atomic_write_text(path, frame[COLUMNS].to_csv(index=False))
+    return path
+
+
+def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The readable form: paper and reproduced side by side, with the difference."""
+    out = frame.copy()
+    out["delta"] = (out.reproduced_value - out.paper_value).round(2)
+    cols = ["setting", "labeled", "dataset", "method", "paper_value", "reproduced_value", "reproduced_std",
+            "delta", "n_runs", "profile", "device", "status"]
+    return out[cols]
+
+
+# --- the merged report ---------------------------------------------------------------------------
+README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None = None) -> Path:
+    """Merge results/*.csv into results/report.csv and results/REPORT.md; refresh the README."""
+    folder = results_dir(profile_name)
+    frames = [pd.read_csv(f, dtype={"labeled": str}, keep_default_na=False)
+              for f in sorted(glob.glob(str(folder / "*.csv"))) if not f.endswith("report.csv")]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    atomic_write_text(folder / "report.csv", frame.to_csv(index=False))
+    markdown = render_markdown(frame, notebook_seconds or {})
+    atomic_write_text(folder / "REPORT.md", markdown)
+    if profile_name != "smoke":
+        update_readme(markdown)
+    return folder / "REPORT.md"
+
+
+def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float]) -> str:
+    out = io.StringIO()
+    out.write("# Reproduced vs paper\n\nGenerated by `python -m fssl_core reproduce`; every reproduced "
+              "number comes from runs in the run store. `reduced` rows ran fewer seeds or rounds than the "
+              "paper (profile `quick`/`smoke`); `needs-data` rows name a dataset absent on this machine.\n")
+    for (paper, table), part in frame.groupby(["paper", "table"], sort=False):
+        out.write(f"\n## {paper} — {table}\n\n")
+        out.write(_markdown_table(comparison_table(part.replace("", np.nan).infer_objects())))
+    if notebook_seconds:
+        out.write("\n## Notebook run times\n\n| notebook | seconds |\n|---|---|\n")
+        for name, secs in notebook_seconds.items():
+            out.write(f"| {name} | {secs:.0f} |\n")
+    return out.getvalue()
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return "" if math.isnan(v) else f"{v:g}"
+        return str(v)
+    head = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns) + "\n"
+    body = "".join("| " + " | ".join(fmt(v) for v in row) + " |\n" for row in frame.itertuples(index=False))
+    return head + body
+
+
+def update_readme(markdown: str) -> None:
+    readme = project_root() / "README.md"
+    if not readme.exists():
+        return
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        return
+    body = re.sub(r"^# .*\n", "", markdown, count=1).replace("\n## ", "\n### ")
+    new = text[:text.index(README_START) + len(README_START)] + "\n" + body + "\n" + text[text.index(README_END):]
+    atomic_write_text(readme, new)

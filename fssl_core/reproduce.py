@@ -1,0 +1,48 @@
+"""The main job: execute every notebook with papermill at one profile, then merge their results.
+
+Each notebook writes results/<notebook>.csv (paper beside reproduced) and its figures; executed
+copies go to results/notebooks/ (results/smoke/notebooks/ for the smoke profile). Runs already
+in the run store are read back, so an interrupted reproduction resumes where it stopped.
+"""
+from __future__ import annotations
+
+import fnmatch
+import time
+from pathlib import Path
+
+from .config import ConfigError
+from .paths import project_root, results_dir
+from .report import merge_results
+
+PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
+
+
+def notebooks(only: str | None = None) -> list[Path]:
+    found = sorted((project_root() / "notebooks").glob("*.ipynb"))
+    if only is not None:
+        found = [nb for nb in found if fnmatch.fnmatch(nb.stem, only)]
+        if not found:
+            raise ConfigError(f"reproduce: only={only!r}: matches no notebook in notebooks/")
+    return found
+
+
+def reproduce(profile: str = "quick", only: str | None = None, device: str = "cpu") -> Path:
+    import papermill
+
+    out_dir = results_dir(profile) / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    seconds: dict[str, float] = {}
+    for nb in notebooks(only):
+        declared = papermill.inspect_notebook(str(nb))
+        missing = [p for p in PARAMETERS_PASSED if p not in declared]
+        if missing:
+            raise ConfigError(f"reproduce: notebook {nb.name} declares no parameter(s) {', '.join(missing)} "
+                              f"in its 'parameters' cell")
+        print(f"[reproduce] {nb.name} profile={profile} device={device}", flush=True)
+        start = time.perf_counter()
+        papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent),
+                                   parameters={"profile": profile, "device": device}, progress_bar=False)
+        seconds[nb.stem] = time.perf_counter() - start
+    report = merge_results(profile, seconds)
+    print(f"[reproduce] report: {report}")
+    return report

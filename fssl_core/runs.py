@@ -1,0 +1,203 @@
+"""The run store: one directory per run, named by the hash of its config.
+
+    runs/<run_id>/config.json     the full config
+    runs/<run_id>/env.json        versions, device, host
+    runs/<run_id>/metrics.jsonl   one JSON object per finished round
+    runs/<run_id>/checkpoint.pt   server state after the last checkpointed round (+ its metrics)
+    runs/<run_id>/result.json     written last: the summary; its presence means "finished"
+
+Every file is written atomically (temporary file + rename), so an interrupted run leaves either
+the previous or the new version, never half of one. A finished run is read back, not retrained;
+an unfinished one resumes from its checkpoint and, as every random draw is derived from
+(seed, round, party), ends with the same metrics as a run that was never interrupted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import torch
+
+from . import __version__
+from .config import RunConfig
+from .paths import runs_dir
+from .training import Diverged
+
+OK, DIVERGED = "ok", "diverged"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_torch_save(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(eq=False)
+class RunResult:
+    config: RunConfig
+    metrics: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return self.summary["status"]
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.summary.get("accuracy")
+
+
+class RunStore:
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else runs_dir()
+
+    def dir(self, cfg: RunConfig) -> Path:
+        return self.root / cfg.run_id
+
+    def load(self, cfg: RunConfig) -> RunResult | None:
+        """The finished run of `cfg`, or None when it has not finished."""
+        d = self.dir(cfg)
+        if not (d / "result.json").exists():
+            return None
+        summary = json.loads((d / "result.json").read_text())
+        return RunResult(cfg, _read_jsonl(d / "metrics.jsonl"), summary)
+
+    def execute(self, cfg: RunConfig, progress: bool = True,
+                after_round: Callable[[int], None] | None = None) -> RunResult:
+        """Read back a finished run, else run it (resuming from its checkpoint if any).
+
+        `after_round(r)` is called once round r is checkpointed (tests use it to interrupt a run).
+        """
+        done = self.load(cfg)
+        if done is not None:
+            return done
+        from .engine import Federation   # deferred: the store is usable without building data
+        d = self.dir(cfg)
+        fed = Federation.build(cfg)
+        atomic_write_text(d / "config.json", json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        atomic_write_text(d / "env.json", json.dumps(_environment(cfg), indent=2, sort_keys=True))
+        state, metrics, first = fed.initial_state(), [], 1
+        if (d / "checkpoint.pt").exists():
+            ckpt = torch.load(d / "checkpoint.pt", map_location=fed.ctx.device, weights_only=True)
+            state, metrics, first = ckpt["state"], ckpt["metrics"], ckpt["round"] + 1
+        status, failure = OK, None
+        bar = _progress(cfg, first, progress)
+        for r in range(first, cfg.rounds + 1):
+            try:
+                state, m = fed.run_round(state, r)
+            except Diverged as err:
+                status, failure = DIVERGED, {"round": r, "reason": str(err)}
+                break
+            metrics.append(m)
+            atomic_write_text(d / "metrics.jsonl", "".join(json.dumps(x) + "\n" for x in metrics))
+            if r % cfg.checkpoint_every == 0 or r == cfg.rounds:
+                atomic_torch_save(d / "checkpoint.pt", {"round": r, "state": state, "metrics": metrics})
+            if bar is not None:
+                bar.update(1)
+                if "accuracy" in m:
+                    bar.set_postfix(acc=f"{m['accuracy']:.2f}")
+            if after_round is not None:
+                after_round(r)
+        if bar is not None:
+            bar.close()
+        summary = summarize(cfg, metrics, status, fed.model_parameters, d)
+        if failure:
+            summary["diverged"] = failure
+        atomic_write_text(d / "result.json", json.dumps(summary, indent=2, sort_keys=True))
+        return RunResult(cfg, metrics, summary)
+
+
+def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progress: bool = True) -> list[RunResult]:
+    """The in-process executor: run every config not yet in the store, in order.
+
+    Runs are independent and their results live only in their own directories, so another
+    executor (e.g. on a cluster) can run them in any order and the store merges by directory.
+    """
+    store = store or RunStore()
+    configs = list(configs)
+    results = []
+    for i, cfg in enumerate(configs, 1):
+        if progress and store.load(cfg) is None:
+            print(f"[run {i}/{len(configs)}] {describe(cfg)}", file=sys.stderr, flush=True)
+        results.append(store.execute(cfg, progress=progress))
+    return results
+
+
+def describe(cfg: RunConfig) -> str:
+    return (f"{cfg.algorithm} {cfg.dataset} {cfg.partition} γ={cfg.labeled_ratio} K={cfg.clients} "
+            f"R={cfg.rounds} seed={cfg.seed} ({cfg.run_id})")
+
+
+def summarize(cfg: RunConfig, metrics: list[dict], status: str, model_parameters: int, run_dir: Path) -> dict:
+    evaluated = [m for m in metrics if "accuracy" in m]
+    seconds = sum(m["seconds"] for m in metrics)
+    best = max(evaluated, key=lambda m: m["accuracy"], default=None)
+    return {
+        "accuracy": evaluated[-1]["accuracy"] if evaluated and status == OK else None,
+        "best_accuracy": best["accuracy"] if best else None,   # for rounds-to-best curves only; never for model selection
+        "best_round": best["round"] if best else None,
+        "rounds": len(metrics),
+        "seconds": seconds,
+        "seconds_per_round": seconds / len(metrics) if metrics else None,
+        "upload_bytes": sum(m["upload_bytes"] for m in metrics),
+        "download_bytes": sum(m["download_bytes"] for m in metrics),
+        "model_parameters": model_parameters,
+        "status": status,
+        "device": cfg.device,
+        "run_id": cfg.run_id,
+        "run_dir": str(run_dir),
+    }
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _environment(cfg: RunConfig) -> dict:
+    env = {
+        "fssl_core": __version__, "torch": torch.__version__, "python": sys.version.split()[0],
+        "platform": platform.platform(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+    }
+    if cfg.device == "cuda":
+        env["gpu"] = torch.cuda.get_device_name()
+    return env
+
+
+def _progress(cfg: RunConfig, first: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=cfg.rounds, initial=first - 1, desc=f"{cfg.algorithm}/{cfg.dataset}", unit="round",
+                leave=False, file=sys.stderr)

@@ -1,0 +1,93 @@
+"""The local SGD loop, shared by clients and server-side training.
+
+The loop is the engine's, the loss is the algorithm's: an algorithm gives a per-step loss as a
+function of its networks' tensors and a batch, and optionally an `after_step` (e.g. an EMA
+update). Networks are plain dicts of tensors called through `torch.func.functional_call`, so the
+same algorithm code can later run a whole cohort of clients stacked along a leading dimension.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+from .batches import Batch, DataView, Plan, TrainImages, batches
+
+Tensors = dict[str, Tensor]          # one network's parameters and buffers, by name
+Nets = dict[str, Tensors]            # a party's networks, by role ('model', 'online', 'target', ...)
+
+
+class Diverged(RuntimeError):
+    """A training loss became NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where a step stands: the global round and the position within this local training."""
+    round: int          # 1-based global round (0 = before the first round, e.g. pre-training)
+    local_step: int     # 0-based step within this party's training this round
+    local_steps: int    # steps this party runs this round
+
+
+@dataclass(frozen=True)
+class SGD:
+    """torch.optim.SGD's update (dampening 0, no Nesterov), on dicts of tensors.
+
+    d = g + wd·p;  v = d on the first step, else m·v + d;  p ← p − lr·v
+    """
+    lr: float
+    momentum: float
+    weight_decay: float
+
+    def step(self, params: list[Tensor], grads: list[Tensor], velocity: list[Tensor] | None) -> list[Tensor]:
+        with torch.no_grad():
+            d = torch._foreach_add(grads, params, alpha=self.weight_decay) if self.weight_decay else list(grads)
+            if self.momentum:
+                if velocity is None:
+                    velocity = d
+                else:
+                    torch._foreach_mul_(velocity, self.momentum)
+                    torch._foreach_add_(velocity, d)
+                d = velocity
+            torch._foreach_add_(params, d, alpha=-self.lr)
+        return velocity
+
+
+LossFn = Callable[[Nets, Batch, Step], tuple[Tensor, dict[str, Tensor]]]
+AfterStepFn = Callable[[Nets, Step], None]
+
+
+def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
+                images: TrainImages, view: DataView, plan: Plan, optimizer: SGD, generator: torch.Generator,
+                round: int, after_step: AfterStepFn | None = None) -> dict[str, float]:
+    """Run `plan` on one party's data, updating `nets[trainable]` in place.
+
+    Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
+    the loss is not finite (checked once at the end, to keep host syncs out of the step).
+    """
+    leaves = [nets[role][name].requires_grad_() for role in trainable for name in sorted(param_names)]
+    velocity = None
+    steps = plan.steps(view)
+    totals: dict[str, Tensor] = {}
+    for i, batch in enumerate(batches(images, view, plan, generator)):
+        step = Step(round=round, local_step=i, local_steps=steps)
+        loss, stats = loss_fn(nets, batch, step)
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+        grads = [torch.zeros_like(p) if g is None else g for p, g in zip(leaves, grads)]
+        velocity = optimizer.step(leaves, grads, velocity)
+        if after_step is not None:
+            after_step(nets, step)
+        for name, value in {"loss": loss, **stats}.items():
+            value = value.detach().float()
+            totals[name] = totals[name] + value if name in totals else value
+    for t in leaves:
+        t.requires_grad_(False)
+    if not totals:
+        return {}
+    means = {name: float(total) / steps for name, total in totals.items()}
+    if not torch.isfinite(torch.tensor(means["loss"])):
+        raise Diverged(f"loss={means['loss']} in round {round}")
+    return means
+

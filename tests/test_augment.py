@@ -1,0 +1,182 @@
+"""Batched augmentation: seeding, shapes and range, exact pad-crop and flip, weak contrast and
+grayscale, strong ops and cutout, argument errors."""
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fssl_core.data.augment import (
+    STRONG_OPS, AugmentSpec, _apply_ops, augment_spec_for, random_crop_flip, strong_augment,
+    weak_augment,
+)
+
+SPEC = AugmentSpec(flip=True, pad=4)
+FUNCTIONS = [random_crop_flip, weak_augment, strong_augment]
+
+
+def gen(seed: int, device: str = 'cpu') -> torch.Generator:
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def images(n: int, c: int, size: int, seed: int = 0, device: str = 'cpu') -> torch.Tensor:
+    return torch.rand(n, c, size, size, generator=gen(seed), device='cpu').to(device)
+
+
+def test_augment_spec_for():
+    assert augment_spec_for('mnist') == AugmentSpec(flip=False, pad=2)
+    assert augment_spec_for('fashion_mnist') == AugmentSpec(flip=True, pad=2)
+    assert augment_spec_for('cifar10') == AugmentSpec(flip=True, pad=4)
+    assert augment_spec_for('cifar100') == AugmentSpec(flip=True, pad=4)
+    assert augment_spec_for('svhn') == AugmentSpec(flip=False, pad=4)
+    with pytest.raises(ValueError, match=re.escape(
+            "augment_spec_for: dataset='xyz': must be one of cifar10, cifar100, fashion_mnist, mnist, svhn")):
+        augment_spec_for('xyz')
+
+
+@pytest.mark.parametrize('fn', FUNCTIONS)
+def test_seeded_and_pure(fn):
+    x = images(16, 3, 32)
+    before = x.clone()
+    a, b, c = fn(x, gen(1), SPEC), fn(x, gen(1), SPEC), fn(x, gen(2), SPEC)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+    assert torch.equal(x, before)
+
+
+@pytest.mark.parametrize('fn', FUNCTIONS)
+@pytest.mark.parametrize('c,size,spec', [(1, 28, augment_spec_for('mnist')), (3, 32, SPEC)])
+def test_shape_dtype_range(fn, c, size, spec):
+    x = images(64, c, size)
+    y = fn(x, gen(0), spec)
+    assert y.shape == x.shape and y.dtype == x.dtype and y.device == x.device
+    assert y.min() >= 0 and y.max() <= 1
+    assert not torch.equal(y, x)
+
+
+@pytest.mark.parametrize('fn', FUNCTIONS)
+def test_empty_batch(fn):
+    x = torch.rand(0, 3, 32, 32)
+    assert fn(x, gen(0), SPEC).shape == (0, 3, 32, 32)
+
+
+def test_pad_crop_is_a_translation_with_per_sample_offsets():
+    p = 2
+    x = images(64, 1, 28)
+    y = random_crop_flip(x, gen(0), AugmentSpec(flip=False, pad=p))
+    padded = F.pad(x, (p, p, p, p), mode='reflect')
+    offsets = set()
+    for i in range(64):
+        found = [(dy, dx) for dy in range(2 * p + 1) for dx in range(2 * p + 1)
+                 if torch.equal(y[i], padded[i, :, dy:dy + 28, dx:dx + 28])]
+        assert len(found) == 1, f'sample {i} is no crop of its padded image'
+        offsets.add(found[0])
+    assert len(offsets) > 5
+
+
+def test_flip_only():
+    x = images(64, 3, 8)
+    y = random_crop_flip(x, gen(0), AugmentSpec(flip=True, pad=0))
+    same = [torch.equal(y[i], x[i]) for i in range(64)]
+    flipped = [torch.equal(y[i], x[i].flip(-1)) for i in range(64)]
+    assert all(s or f for s, f in zip(same, flipped))
+    assert any(same) and any(flipped)
+
+
+@pytest.mark.parametrize('c', [1, 3])
+def test_weak_keeps_constant_gray(c):
+    x = torch.full((32, c, 28, 28), 0.3)
+    y = weak_augment(x, gen(0), AugmentSpec(flip=True, pad=2))
+    torch.testing.assert_close(y, x, rtol=0, atol=1e-6)
+
+
+def test_weak_grayscale_rate():
+    x = images(2000, 3, 4)
+    y = weak_augment(x, gen(0), AugmentSpec(flip=False, pad=0))
+    gray = ((y[:, 0] == y[:, 1]) & (y[:, 1] == y[:, 2])).flatten(1).all(1)
+    assert 0.15 <= gray.float().mean().item() <= 0.25
+
+
+def test_weak_contrast_range():
+    # With grayscale off (1 channel), each output is mean + f * (x' - mean) with f in [0.8, 1.2].
+    x = images(256, 1, 8)
+    spec = AugmentSpec(flip=False, pad=0)
+    y = weak_augment(x, gen(0), spec)
+    mean = x.mean(dim=(1, 2, 3), keepdim=True)
+    inside = (x > 0.2) & (x < 0.8)  # far enough from 0 and 1 that clamping cannot act
+    f = ((y - mean) / (x - mean))[inside & ((x - mean).abs() > 0.1)]
+    assert f.min() >= 0.8 - 1e-4 and f.max() <= 1.2 + 1e-4
+    assert f.max() - f.min() > 0.3  # factors vary across samples
+
+
+def test_strong_differs_and_is_seeded():
+    x = images(32, 3, 32)
+    s = strong_augment(x, gen(0), SPEC)
+    assert not torch.equal(s, weak_augment(x, gen(0), SPEC))
+    assert not torch.equal(s, x)
+    assert torch.equal(s, strong_augment(x, gen(0), SPEC))
+    assert s.min() >= 0 and s.max() <= 1
+
+
+def test_strong_without_ops_or_cutout_is_the_geometric_part():
+    x = images(32, 3, 32)
+    assert torch.equal(strong_augment(x, gen(3), SPEC, num_ops=0, cutout=0.0),
+                       random_crop_flip(x, gen(3), SPEC))
+
+
+def test_cutout_fills_gray_in_every_sample():
+    x = torch.zeros(64, 1, 28, 28)
+    y = strong_augment(x, gen(0), AugmentSpec(flip=False, pad=2), num_ops=0, cutout=1.0)
+    gray = (y == 0.5).flatten(1)
+    assert gray.any(1).all()
+    assert ((y == 0) | (y == 0.5)).all()
+    assert gray.sum(1).min() >= 7 * 7  # side >= 14, at least half of it inside the image
+
+
+@pytest.mark.parametrize('name', STRONG_OPS)
+def test_each_op(name):
+    x = images(8, 3, 16)
+    op = torch.full((8,), STRONG_OPS.index(name))
+    level = torch.tensor([1.0, -1.0] * 4)
+    y = _apply_ops(x, op, level)
+    assert y.shape == x.shape and y.min() >= 0 and y.max() <= 1
+    assert torch.equal(y, x) == (name == 'identity')
+    # Geometric ops fill what leaves the image with gray, so a gray image stays gray.
+    gray = torch.full_like(x, 0.5)
+    if name in ('rotate', 'shear_x', 'shear_y', 'translate_x', 'translate_y'):
+        torch.testing.assert_close(_apply_ops(gray, op, level), gray, rtol=0, atol=1e-6)
+
+
+def test_op_values():
+    x = images(2, 1, 8)
+    op = lambda name: torch.full((2,), STRONG_OPS.index(name))  # noqa: E731
+    down = torch.tensor([-1.0, -1.0])
+    torch.testing.assert_close(_apply_ops(x, op('solarize'), down), 1 - x)
+    torch.testing.assert_close(_apply_ops(x, op('brightness'), down), 0.1 * x)
+    # translating right by 0.3 * 8 = 2.4 pixels: in-between pixels interpolate bilinearly
+    shifted = _apply_ops(x, op('translate_x'), torch.tensor([-0.25, -0.25]))  # 0.6 pixels
+    torch.testing.assert_close(shifted[..., 1:], 0.4 * x[..., 1:] + 0.6 * x[..., :-1])
+    y = _apply_ops(x, op('posterize'), down)
+    assert torch.equal(y * 255 % 16, torch.zeros_like(y))
+
+
+def test_strong_argument_errors():
+    x = images(2, 1, 28)
+    with pytest.raises(ValueError, match=re.escape('strong_augment: magnitude=40: must be within [0, 30]')):
+        strong_augment(x, gen(0), SPEC, magnitude=40)
+    with pytest.raises(ValueError, match=re.escape('strong_augment: num_ops=-1')):
+        strong_augment(x, gen(0), SPEC, num_ops=-1)
+    with pytest.raises(ValueError, match=re.escape('strong_augment: cutout=1.5: must be within [0, 1]')):
+        strong_augment(x, gen(0), SPEC, cutout=1.5)
+    with pytest.raises(ValueError, match='must be smaller than the image size'):
+        random_crop_flip(torch.rand(2, 1, 4, 4), gen(0), AugmentSpec(flip=False, pad=4))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='no CUDA device')
+@pytest.mark.parametrize('fn', FUNCTIONS)
+def test_cuda_seeded(fn):
+    x = images(64, 3, 32, device='cuda')
+    a, b = fn(x, gen(5, 'cuda'), SPEC), fn(x, gen(5, 'cuda'), SPEC)
+    assert a.device == x.device
+    assert torch.equal(a, b)
+    assert not torch.equal(a, fn(x, gen(6, 'cuda'), SPEC))

@@ -1,0 +1,188 @@
+"""fssl_core.data.datasets: real (Fashion-)MNIST when on disk; tiny CIFAR/SVHN files otherwise."""
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+from torchvision.transforms.functional import to_tensor
+
+from fssl_core.data import datasets
+from fssl_core.data.datasets import DatasetUnavailable, ImageData, load_dataset
+from tests import fake_datasets
+
+REAL_ROOT = Path(os.environ.get('FSSL_DATA') or Path(__file__).parents[2] / 'shared' / 'data')
+
+
+# ---- real MNIST and Fashion-MNIST --------------------------------------------------------------
+
+@pytest.mark.parametrize('name, tv_class', [('mnist', torchvision.datasets.MNIST),
+                                            ('fashion_mnist', torchvision.datasets.FashionMNIST)])
+def test_real_mnist_like(name, tv_class):
+    raw = REAL_ROOT / tv_class.__name__ / 'raw'
+    if not raw.is_dir():
+        pytest.skip(f'no {tv_class.__name__} at {raw} (set FSSL_DATA to a torchvision data root)')
+    data = load_dataset(name, root=REAL_ROOT, download=False)
+    assert (data.train_x.shape, data.test_x.shape) == ((60000, 1, 28, 28), (10000, 1, 28, 28))
+    assert data.train_x.dtype == torch.float32 and data.train_y.dtype == torch.int64
+    assert (data.num_classes, data.in_channels, data.image_size) == (10, 1, 28)
+    for x in (data.train_x, data.test_x):
+        assert x.min() == 0 and x.max() == 1
+    for train, x, y in ((True, data.train_x, data.train_y), (False, data.test_x, data.test_y)):
+        reference = tv_class(REAL_ROOT, train=train, download=False)
+        assert torch.equal(torch.bincount(y, minlength=10),
+                           torch.bincount(reference.targets, minlength=10))
+        i = 1234
+        image, label = reference[i]
+        assert torch.equal(x[i], to_tensor(image)) and y[i].item() == label
+    assert load_dataset(name, root=REAL_ROOT, download=False) is data  # cached
+
+
+# ---- tiny CIFAR-10, CIFAR-100, SVHN files in the real formats ----------------------------------
+
+@pytest.fixture
+def skip_md5(monkeypatch):
+    """Let torchvision accept the tiny files: its CIFAR and SVHN classes compare each file's md5
+    with the official one. The check is replaced by "the file exists"; the loading code is not."""
+    exists = lambda fpath, md5=None: os.path.isfile(fpath)  # noqa: E731
+    monkeypatch.setattr(torchvision.datasets.cifar, 'check_integrity', exists)
+    monkeypatch.setattr(torchvision.datasets.svhn, 'check_integrity', exists)
+
+
+def _expected_from_cifar_rows(rows):
+    # Row layout: channel-major planes (R, G, B), each 32x32 row-major: pixel (c, h, w) is at
+    # c * 1024 + h * 32 + w.
+    return torch.from_numpy(rows).reshape(-1, 3, 32, 32).float() / 255
+
+
+@pytest.mark.parametrize('name, writer, tv_class', [
+    ('cifar10', fake_datasets.write_cifar10, torchvision.datasets.CIFAR10),
+    ('cifar100', fake_datasets.write_cifar100, torchvision.datasets.CIFAR100)])
+def test_tiny_cifar_round_trip(tmp_path, skip_md5, name, writer, tv_class):
+    train, test = writer(tmp_path, np.random.default_rng(0))
+    (train_rows, train_labels), (test_rows, test_labels) = train, test
+    data = load_dataset(name, root=tmp_path, download=False)
+    assert data.train_x.shape == (len(train_rows), 3, 32, 32)
+    assert torch.equal(data.train_x, _expected_from_cifar_rows(train_rows))
+    assert torch.equal(data.test_x, _expected_from_cifar_rows(test_rows))
+    assert data.train_y.tolist() == train_labels and data.test_y.tolist() == test_labels
+    assert data.train_y.dtype == torch.int64
+    # Channel order by hand: the first 1024 bytes of a row are the red plane.
+    assert data.train_x[1, 0, 0, 0] * 255 == train_rows[1, 0]
+    assert data.train_x[1, 1, 0, 1] * 255 == train_rows[1, 1024 + 1]
+    assert data.train_x[1, 2, 31, 31] * 255 == train_rows[1, 3071]
+    # The same pixels as torchvision's own PIL path.
+    image, label = tv_class(tmp_path, train=True)[3]
+    assert torch.equal(data.train_x[3], to_tensor(image)) and data.train_y[3].item() == label
+    assert data.num_classes == (10 if name == 'cifar10' else 100)
+    assert (data.in_channels, data.image_size) == (3, 32)
+
+
+def test_tiny_svhn_round_trip(tmp_path, skip_md5):
+    (train_images, train_labels), (test_images, test_labels) = fake_datasets.write_svhn(
+        tmp_path, np.random.default_rng(0))
+    data = load_dataset('svhn', root=tmp_path, download=False)
+    for x, y, images, labels in ((data.train_x, data.train_y, train_images, train_labels),
+                                 (data.test_x, data.test_y, test_images, test_labels)):
+        # .mat 'X' is [H, W, C, N]
+        assert torch.equal(x, torch.from_numpy(images).permute(3, 2, 0, 1).float() / 255)
+        assert y.tolist() == [0 if v == 10 else int(v) for v in labels[:, 0]]
+        assert y[0] == 0 and y[1] == 1  # the file's 10 is the digit 0
+    assert data.train_x[2, 1, 5, 7] * 255 == train_images[5, 7, 1, 2]  # (row 5, column 7, green)
+    image, label = torchvision.datasets.SVHN(tmp_path, split='train')[2]
+    assert torch.equal(data.train_x[2], to_tensor(image)) and data.train_y[2].item() == label
+
+
+def test_cache_is_keyed_by_root(tmp_path, skip_md5):
+    fake_datasets.write_svhn(tmp_path / 'a', np.random.default_rng(1))
+    fake_datasets.write_svhn(tmp_path / 'b', np.random.default_rng(2))
+    a = load_dataset('svhn', root=tmp_path / 'a', download=False)
+    assert load_dataset('svhn', root=tmp_path / 'a' / '..' / 'a', download=False) is a
+    b = load_dataset('svhn', root=tmp_path / 'b', download=False)
+    assert b is not a and not torch.equal(a.train_x, b.train_x)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='no CUDA device')
+def test_loads_onto_cuda(tmp_path, skip_md5):
+    fake_datasets.write_svhn(tmp_path, np.random.default_rng(0))
+    cpu = load_dataset('svhn', root=tmp_path, download=False)
+    gpu = load_dataset('svhn', device='cuda', root=tmp_path, download=False)
+    assert gpu.train_x.device.type == 'cuda' and gpu.test_y.device.type == 'cuda'
+    assert torch.equal(gpu.train_x.cpu(), cpu.train_x) and torch.equal(gpu.test_y.cpu(), cpu.test_y)
+    assert load_dataset('svhn', device=gpu.train_x.device, root=tmp_path, download=False) is gpu
+    assert torch.equal(gpu.normalize(gpu.test_x).cpu(), cpu.normalize(cpu.test_x))
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name', datasets.DATASETS)
+def test_missing_dataset_names_dataset_root_and_files(tmp_path, name):
+    with pytest.raises(DatasetUnavailable) as caught:
+        load_dataset(name, root=tmp_path, download=False)
+    message = str(caught.value)
+    assert repr(name) in message and str(tmp_path.resolve()) in message
+    assert 'FSSL_DATA' in message
+    expected_file = {'mnist': 'MNIST/raw/train-images-idx3-ubyte',
+                     'fashion_mnist': 'FashionMNIST/raw/t10k-labels-idx1-ubyte',
+                     'cifar10': 'cifar-10-batches-py/data_batch_5',
+                     'cifar100': 'cifar-100-python/meta',
+                     'svhn': 'test_32x32.mat'}[name]
+    assert str(tmp_path.resolve() / expected_file) in message
+    assert isinstance(caught.value.__cause__, RuntimeError)  # torchvision's own error, chained
+
+
+def test_offline_env_disables_download(tmp_path, monkeypatch):
+    monkeypatch.setenv('FSSL_OFFLINE', '1')
+    monkeypatch.setenv('FSSL_DATA', str(tmp_path))
+    with pytest.raises(DatasetUnavailable, match='download is disabled'):
+        load_dataset('cifar10')  # root from FSSL_DATA, download from FSSL_OFFLINE
+
+
+def test_data_root_from_env(monkeypatch):
+    monkeypatch.setenv('FSSL_DATA', '/some/where')
+    assert datasets.data_root() == Path('/some/where')
+    monkeypatch.delenv('FSSL_DATA')
+    assert datasets.data_root() == Path('data')
+
+
+def test_unknown_name_lists_allowed_names():
+    with pytest.raises(ValueError, match=r"name='cifar-10'.*'cifar10'"):
+        load_dataset('cifar-10')
+
+
+# ---- normalize ---------------------------------------------------------------------------------
+
+def _image_data(x, mean, std):
+    y = torch.zeros(len(x), dtype=torch.int64)
+    return ImageData('fake', x, y, x, y, num_classes=10, mean=mean, std=std)
+
+
+def test_normalize_one_pixel_by_hand():
+    # One RGB pixel (0.5, 0.25, 1.0), mean (0.5, 0.5, 0.5), std (0.25, 0.5, 2.0):
+    # ((0.5-0.5)/0.25, (0.25-0.5)/0.5, (1.0-0.5)/2.0) = (0, -0.5, 0.25).
+    x = torch.tensor([0.5, 0.25, 1.0]).view(1, 3, 1, 1)
+    data = _image_data(x, mean=(0.5, 0.5, 0.5), std=(0.25, 0.5, 2.0))
+    assert data.normalize(x).flatten().tolist() == [0.0, -0.5, 0.25]
+    assert data.normalize(x[0]).flatten().tolist() == [0.0, -0.5, 0.25]  # [C, H, W] too
+
+
+def test_normalize_mnist_constants():
+    x = torch.ones(1, 1, 1, 1)
+    data = _image_data(x, mean=(0.1307,), std=(0.3081,))
+    assert data.normalize(x).item() == pytest.approx((1 - 0.1307) / 0.3081)
+
+
+def test_normalize_rejects_wrong_channel_count():
+    data = _image_data(torch.zeros(1, 3, 1, 1), mean=(0.5,) * 3, std=(0.5,) * 3)
+    with pytest.raises(ValueError, match='normalize'):
+        data.normalize(torch.zeros(1, 1, 1, 1))
+
+
+def test_stats_cover_every_dataset():
+    for name in datasets.DATASETS:
+        spec = datasets._SPECS[name]
+        channels = 1 if 'mnist' in name else 3
+        assert len(spec.mean) == len(spec.std) == channels
+        assert all(0 < s < 1 for s in spec.mean + spec.std)

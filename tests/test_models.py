@@ -1,0 +1,57 @@
+"""The papers' networks: parameter counts as the papers state them, shapes, the anchor head."""
+import pytest
+import torch
+
+from fssl_core.models import MODELS, build_model, count_parameters, default_model_for
+
+
+@pytest.mark.parametrize("name, num_classes, in_channels, expected", [
+    ("cnn_mnist", 10, 1, 21_840),       # FedSiam §4.1: "21840 total parameters"
+    ("cnn_cifar", 10, 3, 5_852_170),    # FedSiam §4.1: "5,852,170 total parameters"
+    ("wrn28_2", 10, 3, 1_467_610),      # FixMatch's WRN-28-2 for CIFAR-10
+    ("resnet18", 10, 3, 11_173_962),    # torchvision-style ResNet-18 with a 3×3 stem, 10 classes
+    ("resnet9", 10, 3, 6_573_130),      # 1,856 + 73,984 + 2·147,712 + 295,424 + 1,180,672 + 2·2,360,320 + 5,130
+])
+def test_parameter_counts(name, num_classes, in_channels, expected):
+    assert count_parameters(build_model(name, num_classes=num_classes, in_channels=in_channels)) == expected
+
+
+def test_classifier_grows_with_the_number_of_classes():
+    # CIFAR-100 adds 90 rows to the final 512→C layer: 90·(512+1) parameters.
+    ten = count_parameters(build_model("cnn_cifar", num_classes=10, in_channels=3))
+    hundred = count_parameters(build_model("cnn_cifar", num_classes=100, in_channels=3))
+    assert hundred - ten == 90 * 513
+
+
+@pytest.mark.parametrize("name, in_channels, size", [("cnn_mnist", 1, 28), ("cnn_cifar", 3, 32),
+                                                     ("wrn28_2", 3, 32), ("resnet18", 3, 32), ("resnet9", 3, 32)])
+def test_logits_and_anchor_embedding_shapes(name, in_channels, size):
+    model = build_model(name, num_classes=10, in_channels=in_channels, projection_dim=128).eval()
+    x = torch.randn(3, in_channels, size, size)
+    logits, embedding = model(x, embed=True)
+    assert logits.shape == (3, 10) and embedding.shape == (3, 128)
+    assert torch.equal(model(x), logits)          # the head does not change the logits
+
+
+def test_projection_head_adds_a_linear_layer_on_the_features():
+    plain = count_parameters(build_model("wrn28_2", num_classes=10, in_channels=3))
+    with_head = count_parameters(build_model("wrn28_2", num_classes=10, in_channels=3, projection_dim=128))
+    assert with_head - plain == 128 * (128 + 1)    # WRN-28-2 features are 128-d
+
+
+def test_embedding_without_a_head_is_a_clear_error():
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    with pytest.raises(ValueError, match="projection head"):
+        model(torch.zeros(1, 1, 28, 28), embed=True)
+
+
+def test_bad_names_are_named_in_the_error():
+    with pytest.raises(ValueError, match=r"name='vgg'.*cnn_cifar"):
+        build_model("vgg", num_classes=10, in_channels=3)
+    with pytest.raises(ValueError, match=r"dataset='imagenet'"):
+        default_model_for("imagenet")
+
+
+def test_every_dataset_has_the_fedsiam_network_by_default():
+    assert default_model_for("mnist") == "cnn_mnist" and default_model_for("svhn") == "cnn_cifar"
+    assert set(MODELS) >= {"cnn_mnist", "cnn_cifar", "resnet18", "wrn28_2"}
