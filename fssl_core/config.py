@@ -17,6 +17,7 @@ from . import __version__
 
 AUTO = "auto"
 DEVICES = ("cpu", "cuda")
+CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples")
 
 # Fields that change how a run is executed or stored but not what it computes; they are left
 # out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
@@ -55,6 +56,20 @@ class RunConfig:
     momentum: float = 0.9            # M
     weight_decay: float = 1e-4       # wd
     seed: int = 1234                 # splits, initialisation, client sampling, batches, augmentation
+    # --- aggregation ---------------------------------------------------------------------------
+    client_weighting: str = "uniform"   # FedSiam Eq. (2): θ^G = 1/B Σ_b θ^b; 'labeled' / 'samples': weighted by counts
+    # --- semi-supervised local training (FedSiam and its SSL baselines) -------------------------
+    labeled_batch_fraction: float = 0.25  # share of each local batch that is labeled (FedSiam's authors oversample
+                                          # labeled data 3× at γ=0.1, making about a quarter of each batch labeled)
+    server_epochs: int = 1           # labels-at-server: epochs over the server's labeled set before each round
+    # --- FedSiam (Table 4) --------------------------------------------------------------------
+    ema_decay: float = 0.999         # α_max: upper bound of the ramped EMA decay α^k (Eq. 9)
+    consistency: str = "mse"         # J: 'mse' (Eq. 4) or 'kl' (Eq. 5)
+    consistency_rampup: int = 10     # φ_l: rounds over which β^k ramps up to 1 (sigmoid)
+    tau_curve: str = "linear"        # τ schedule: 'linear' (Eq. 11) or 'rectangle' (Eq. 12)
+    tau_phi_g: int = 3               # φ_g: tipping point 1, also the Λ window in rounds (paper: 3 linear, 10 rectangle)
+    tau_varphi_g: int = 40           # ϕ_g: tipping point 2 of the rectangle curve
+    tau_mu: float = 0.5              # μ: target reduction of online-net uploads relative to FedSiam-MT
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
@@ -162,6 +177,16 @@ _RULES: dict[str, Any] = {
     "momentum": (0.0, 1.0),
     "weight_decay": (0.0, None),
     "seed": (0, 2**63 - 1),
+    "client_weighting": lambda: CLIENT_WEIGHTINGS,
+    "labeled_batch_fraction": (0.0, 1.0),
+    "server_epochs": (0, None),
+    "ema_decay": (0.0, 1.0),
+    "consistency": lambda: ("mse", "kl"),
+    "consistency_rampup": (0, None),
+    "tau_curve": lambda: ("linear", "rectangle"),
+    "tau_phi_g": (0, None),
+    "tau_varphi_g": (0, None),
+    "tau_mu": (0.0, 1.0),
     "eval_every": (1, None),
     "eval_batch_size": (1, None),
     "checkpoint_every": (1, None),
@@ -192,6 +217,9 @@ def _validate(cfg: RunConfig) -> None:
             if (low is not None and value < low) or (high is not None and value > high):
                 upper = "∞" if high is None else high
                 raise ConfigError(f"RunConfig.{f.name}={value!r}: must be within [{low}, {upper}]")
+    if cfg.tau_curve == "rectangle" and cfg.tau_varphi_g <= cfg.tau_phi_g:
+        raise ConfigError(f"RunConfig.tau_varphi_g={cfg.tau_varphi_g}: must exceed tau_phi_g={cfg.tau_phi_g} "
+                          "for the rectangle curve (Eq. 12)")
     if cfg.clients_per_round > cfg.clients:
         raise ConfigError(
             f"RunConfig.clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}")

@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from fssl_core.data.augment import (
-    STRONG_OPS, AugmentSpec, _apply_ops, augment_spec_for, random_crop_flip, strong_augment,
-    weak_augment,
+    STRONG_OPS, AugmentSpec, _affine, _apply_ops, _warp, augment_spec_for, random_crop_flip,
+    strong_augment, weak_augment,
 )
 
 SPEC = AugmentSpec(flip=True, pad=4)
@@ -158,6 +158,41 @@ def test_op_values():
     torch.testing.assert_close(shifted[..., 1:], 0.4 * x[..., 1:] + 0.6 * x[..., :-1])
     y = _apply_ops(x, op('posterize'), down)
     assert torch.equal(y * 255 % 16, torch.zeros_like(y))
+
+
+def test_warp_matches_affine_grid():
+    # _warp writes out affine_grid's grid; on a non-square image, so the aspect handling counts.
+    x = torch.rand(32, 3, 20, 12, generator=gen(0))
+    op = torch.randint(0, len(STRONG_OPS), (32,), generator=gen(1))
+    level = torch.rand(32, generator=gen(2)) * 2 - 1
+    theta = _affine(op, level, 20, 12)
+    grid = F.affine_grid(theta, [32, 4, 20, 12], align_corners=False)
+    ref = F.grid_sample(torch.cat([x, torch.ones_like(x[:, :1])], 1), grid, align_corners=False)
+    ref = (ref[:, :3] + (1 - ref[:, 3:]) * 0.5).clamp(0, 1)
+    torch.testing.assert_close(_warp(x, theta), ref, rtol=0, atol=1e-5)
+
+
+def test_rotation_keeps_a_centred_disc_on_a_non_square_image():
+    # A rotation about the centre in pixel units maps a centred disc onto itself.
+    h, w = 21, 41
+    yy, xx = torch.meshgrid(torch.arange(h) - h // 2, torch.arange(w) - w // 2, indexing='ij')
+    disc = ((yy ** 2 + xx ** 2) <= 6 ** 2).float().expand(4, 1, h, w)
+    op = torch.full((4,), STRONG_OPS.index('rotate'))
+    out = _apply_ops(disc, op, torch.tensor([1.0, -1.0, 0.5, -0.5]))
+    near = (yy ** 2 + xx ** 2) <= 9 ** 2  # away from the corners, which rotate out and fill gray
+    # (a rotation in affine_grid's normalised units would squash the disc: about 0.8-0.88 here)
+    assert ((out > 0.5) == (disc > 0.5))[..., near].float().mean(-1).min() > 0.95
+
+
+@pytest.mark.parametrize('c', [1, 3])
+def test_per_op_subsets_match_whole_batch(c):
+    # CPU runs each op on its own samples, CUDA on the whole batch: both must agree.
+    x = images(128, c, 16)
+    op = torch.randint(0, len(STRONG_OPS), (128,), generator=gen(1))
+    level = (torch.randint(0, 11, (128,), generator=gen(2)) / 10) * torch.where(
+        torch.rand(128, generator=gen(3)) < 0.5, -1.0, 1.0)
+    torch.testing.assert_close(_apply_ops(x, op, level, whole_batch=False),
+                               _apply_ops(x, op, level, whole_batch=True), rtol=0, atol=1e-6)
 
 
 def test_strong_argument_errors():

@@ -83,11 +83,18 @@ class Algorithm:
         return {"model": state["model"]}
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
-        """FedAvg: the mean of the uploaded models weighted by the samples each trained on."""
-        weights = [u.num_labeled for u in uploads]
-        if sum(weights) == 0:
-            return state
-        return {**state, "model": weighted_mean([u.payload["model"] for u in uploads], weights)}
+        """FedAvg (Eq. 2 of FedSiam): the mean of the uploaded models, weighted per `client_weights`."""
+        return {**state, "model": weighted_mean([u.payload["model"] for u in uploads], self.client_weights(uploads))}
+
+    def client_weights(self, uploads: list[Upload]) -> list[float]:
+        """RunConfig.client_weighting: 'uniform' (1/B, as FedSiam's Eq. 2 and its authors' code),
+        'labeled' (labeled samples held) or 'samples' (all samples held)."""
+        how = self.cfg.client_weighting
+        if how == "labeled" and any(u.num_labeled for u in uploads):
+            return [float(u.num_labeled) for u in uploads]
+        if how == "samples":
+            return [float(u.num_labeled + u.num_unlabeled) for u in uploads]
+        return [1.0] * len(uploads)
 
     def eval_tensors(self, state: State) -> Tensors:
         return state["model"]
@@ -111,6 +118,19 @@ class Algorithm:
 
     def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
         return {"model": nets["model"]}
+
+
+def mixed_plan(cfg: RunConfig, view: DataView) -> Plan:
+    """Local epochs over the unlabeled set, each batch of `batch_size` holding a
+    `labeled_batch_fraction` share of labeled samples (cycled). A party without unlabeled data
+    walks its labeled set; one without labels walks its unlabeled set with no labeled share."""
+    if view.num_unlabeled == 0:
+        return Plan(epochs=cfg.local_epochs, labeled_batch=cfg.batch_size)
+    if view.num_labeled == 0:
+        return Plan(epochs=cfg.local_epochs, labeled_batch=0, unlabeled_batch=cfg.batch_size, epoch_over="unlabeled")
+    labeled = min(cfg.batch_size - 1, max(1, round(cfg.labeled_batch_fraction * cfg.batch_size)))
+    return Plan(epochs=cfg.local_epochs, labeled_batch=labeled, unlabeled_batch=cfg.batch_size - labeled,
+                epoch_over="unlabeled")
 
 
 def clone(tensors: Tensors) -> Tensors:

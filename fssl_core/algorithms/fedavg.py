@@ -1,8 +1,8 @@
 """FedAvg (McMahan et al., 2017) on the labeled data only, and FedAvg+ (with weak augmentation).
 
 FedSiam uses both as its supervised baselines (Section 4.1): clients train the global model on
-their labeled samples with cross-entropy; the server averages the models weighted by the number
-of labeled samples each client holds. FedAvg+ differs in one thing: the labeled images are
+their labeled samples with cross-entropy; the server averages the models (uniformly, FedSiam's
+Eq. 2; `client_weighting` selects McMahan's sample-count weights instead). FedAvg+ differs in one thing: the labeled images are
 weakly augmented.
 """
 from __future__ import annotations

@@ -8,7 +8,8 @@ far more than the model's forward pass. Each sample still gets its own random of
 and operations, drawn as tensors of N values.
 
 Every random draw comes from the `torch.Generator` passed in (it must be on the images' device), so
-the same generator state gives the same output, on CPU and on CUDA alike.
+the same generator state gives the same output on a given device (CPU and CUDA generators draw
+different streams, so the two devices do not agree with each other).
 
 - `random_crop_flip`: reflect-pad by `spec.pad` and crop back at a random offset (a random
   translation by up to `pad` pixels), then a horizontal flip with p = 0.5 if `spec.flip`.
@@ -21,6 +22,7 @@ device, are clamped to [0, 1], and the input is never modified.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -105,7 +107,7 @@ def _gray(x: Tensor) -> Tensor:
 def random_crop_flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
     """Random translation (reflect pad + crop at a per-sample offset) and, if `spec.flip`, a
     per-sample horizontal flip with p = 0.5. Every output pixel is a copy of an input pixel of the
-    padded image, so the result is exact (no interpolation).
+    padded image, so the result is exact (no interpolation) and stays in the input's range.
     """
     _check_inputs('random_crop_flip', x, generator, spec)
     n, c, h, w = x.shape
@@ -144,7 +146,7 @@ def weak_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Te
         return y
     factor = _per_sample(0.8 + 0.4 * _rand(n, generator, y)).to(y.dtype)
     mean = _gray(y).mean(dim=(1, 2, 3), keepdim=True)
-    y = (mean + factor * (y - mean)).clamp_(0, 1)
+    y = torch.addcmul(mean * (1 - factor), factor, y).clamp_(0, 1)  # mean + f * (y - mean), one pass
     if c == 3:
         to_gray = _per_sample(_rand(n, generator, y) < 0.2)
         y = torch.where(to_gray, _gray(y).expand_as(y), y)
@@ -169,34 +171,39 @@ MAX_ENHANCE = 0.9     # enhancement factor 1 +- 0.9
 GRAY_FILL = 0.5       # FixMatch fills uncovered pixels and the cutout square with gray (128)
 
 
-def _is(op: Tensor, *names: str) -> Tensor:
-    mask = torch.zeros_like(op, dtype=torch.bool)
-    for name in names:
-        mask |= op == _OP[name]
-    return _per_sample(mask)
+# The geometric ops as (rotation in radians, shear x, shear y, translation x, translation y) at
+# level 1, translations as fractions of the size; a sample's row times its signed level gives its
+# warp, and every other op's all-zero row gives the identity.
+_AFFINE_AT_LEVEL_1 = {
+    'rotate': (math.radians(MAX_ROTATE_DEG), 0, 0, 0, 0),
+    'shear_x': (0, MAX_SHEAR, 0, 0, 0),
+    'shear_y': (0, 0, MAX_SHEAR, 0, 0),
+    'translate_x': (0, 0, 0, MAX_TRANSLATE, 0),
+    'translate_y': (0, 0, 0, 0, MAX_TRANSLATE),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _affine_table(device: torch.device) -> Tensor:
+    table = torch.zeros(len(STRONG_OPS), 5)
+    for name, row in _AFFINE_AT_LEVEL_1.items():
+        table[_OP[name]] = torch.tensor(row)
+    return table.to(device)
 
 
 def _affine(op: Tensor, level: Tensor, h: int, w: int) -> Tensor:
     """Per-sample (N, 2, 3) affine_grid matrices for the geometric ops (identity for the others).
 
-    Built in pixel units about the image centre (so rotation and shear do not also translate, and
-    rotation stays a rotation on non-square images), then converted to affine_grid's normalised
-    coordinates, where x spans w/2 pixels per unit and y spans h/2.
+    Rotation and shear act about the image centre (unlike PIL's shear about the top-left corner,
+    which also translates), in pixel units, converted to affine_grid's normalised coordinates where
+    one unit is w/2 pixels along x and h/2 along y. Only one of the five parameters is nonzero per
+    sample, so the sum [[cos, shear_x - sin], [sin + shear_y, cos]] is that one op's matrix.
     """
-    one, zero = torch.ones_like(level), torch.zeros_like(level)
-    angle = level * math.radians(MAX_ROTATE_DEG)
-    rot = op == _OP['rotate']
-    a = torch.where(rot, torch.cos(angle), one)
-    b = torch.where(rot, -torch.sin(angle), zero)
-    c = torch.where(rot, torch.sin(angle), zero)
-    d = a
-    b = torch.where(op == _OP['shear_x'], MAX_SHEAR * level, b)
-    c = torch.where(op == _OP['shear_y'], MAX_SHEAR * level, c)
-    tx = torch.where(op == _OP['translate_x'], MAX_TRANSLATE * level * w, zero)
-    ty = torch.where(op == _OP['translate_y'], MAX_TRANSLATE * level * h, zero)
+    angle, shear_x, shear_y, tx, ty = (_affine_table(op.device)[op] * level[:, None]).unbind(1)
+    cos, sin = torch.cos(angle), torch.sin(angle)
     return torch.stack([
-        torch.stack([a, b * (h / w), tx * (2 / w)], dim=1),
-        torch.stack([c * (w / h), d, ty * (2 / h)], dim=1),
+        torch.stack([cos, (shear_x - sin) * (h / w), 2 * tx], dim=1),
+        torch.stack([(sin + shear_y) * (w / h), cos, 2 * ty], dim=1),
     ], dim=1)
 
 
@@ -205,7 +212,13 @@ def _warp(y: Tensor, theta: Tensor) -> Tensor:
     falls outside the image. grid_sample can only pad with zeros or the border, so a channel of ones
     is warped along to measure how much of each output pixel was covered, and the rest is gray."""
     n, c, h, w = y.shape
-    grid = F.affine_grid(theta.to(y.dtype), [n, c + 1, h, w], align_corners=False)
+    # What F.affine_grid(theta, ..., align_corners=False) computes (pixel centres at
+    # (2i + 1) / size - 1), written out because its batched matmul is slower than the warp itself.
+    theta = theta.to(y.dtype)[:, :, :, None, None]
+    xs = (torch.arange(w, device=y.device, dtype=y.dtype) * 2 + 1) / w - 1
+    ys = ((torch.arange(h, device=y.device, dtype=y.dtype) * 2 + 1) / h - 1)[:, None]
+    grid = torch.stack([theta[:, 0, 0] * xs + theta[:, 0, 1] * ys + theta[:, 0, 2],
+                        theta[:, 1, 0] * xs + theta[:, 1, 1] * ys + theta[:, 1, 2]], dim=-1)
     warped = F.grid_sample(torch.cat([y, torch.ones_like(y[:, :1])], dim=1), grid, mode='bilinear',
                            padding_mode='zeros', align_corners=False)
     covered = warped[:, c:]
@@ -213,12 +226,14 @@ def _warp(y: Tensor, theta: Tensor) -> Tensor:
 
 
 def _smooth(y: Tensor) -> Tensor:
-    """PIL's ImageFilter.SMOOTH (the degenerate image of ImageEnhance.Sharpness): a 3x3 kernel
-    [[1,1,1],[1,5,1],[1,1,1]]/13 on the interior, the one-pixel border left as it is."""
-    c = y.shape[1]
-    kernel = y.new_tensor([[1., 1., 1.], [1., 5., 1.], [1., 1., 1.]]).div_(13).expand(c, 1, 3, 3)
+    """PIL's ImageFilter.SMOOTH (the degenerate image of ImageEnhance.Sharpness): the 3x3 kernel
+    [[1,1,1],[1,5,1],[1,1,1]]/13 on the interior, the one-pixel border left as it is. The kernel is
+    a 3x3 box sum plus 4x the centre; summing shifted slices (rows, then columns) is faster on
+    small images than conv2d or avg_pool2d."""
+    rows = y[..., :-2, :] + y[..., 1:-1, :] + y[..., 2:, :]
+    box = rows[..., :-2] + rows[..., 1:-1] + rows[..., 2:]
     out = y.clone()
-    out[..., 1:-1, 1:-1] = F.conv2d(y, kernel, groups=c)
+    out[..., 1:-1, 1:-1] = (box + 4 * y[..., 1:-1, 1:-1]) / 13
     return out
 
 
@@ -264,7 +279,7 @@ def _solarize(y: Tensor, strength: Tensor) -> Tensor:
 def _enhance(y: Tensor, degenerate: Tensor, level: Tensor) -> Tensor:
     """PIL ImageEnhance: blend(degenerate, image, factor), factor 1 + 0.9 * level (>= 0)."""
     factor = _per_sample((1 + MAX_ENHANCE * level).clamp(min=0)).to(y.dtype)
-    return (degenerate + factor * (y - degenerate)).clamp(0, 1)
+    return torch.lerp(degenerate, y, factor).clamp_(0, 1)
 
 
 # Each op as f(images, op, signed level) -> images, every sample independent of the others; the
@@ -284,25 +299,38 @@ _OP_GROUPS = (
 assert sorted(n for names, _ in _OP_GROUPS for n in names) == sorted(set(STRONG_OPS) - {'identity'})
 
 
+@functools.lru_cache(maxsize=None)
+def _group_table(device: torch.device) -> Tensor:
+    """Op index -> 1 + its position in _OP_GROUPS; 0 for identity."""
+    table = torch.zeros(len(STRONG_OPS), dtype=torch.long)
+    for g, (names, _) in enumerate(_OP_GROUPS, start=1):
+        for name in names:
+            table[_OP[name]] = g
+    return table.to(device)
+
+
 def _apply_ops(y: Tensor, op: Tensor, level: Tensor, whole_batch: bool | None = None) -> Tensor:
     """One RandAugment slot: sample i gets op STRONG_OPS[op[i]] at signed level[i] (1 = magnitude 10).
 
     On CUDA each op runs on the whole batch and each sample keeps its own op's result
     (`whole_batch`): finding which samples chose an op would need a host synchronisation, and the
-    GPU is bound by kernel launches on tensors this small anyway. On CPU, where indices cost
-    nothing to read, each op runs only on the samples that chose it, about 1/14 of the work.
-    Both give the same result; `whole_batch` overrides the choice (for tests).
+    GPU is bound by kernel launches on tensors this small anyway. On CPU, where reading indices
+    costs nothing, each op runs only on the samples that chose it, a fraction of the work. Both
+    give the same result; `whole_batch` overrides the choice (for tests).
     """
+    group = _group_table(op.device)[op]
     if whole_batch is None:
         whole_batch = y.device.type != 'cpu'
     if whole_batch:
         out = y
-        for names, fn in _OP_GROUPS:
-            out = torch.where(_is(op, *names), fn(y, op, level), out)
+        for g, (_, fn) in enumerate(_OP_GROUPS, start=1):
+            out = torch.where(_per_sample(group == g), fn(y, op, level), out)
         return out
     out = y.clone()
-    for names, fn in _OP_GROUPS:
-        idx = _is(op, *names).view(-1).nonzero().view(-1)
+    # Samples sorted by group, cut into one run of indices per group (the first run is identity).
+    counts = torch.bincount(group, minlength=len(_OP_GROUPS) + 1).tolist()
+    runs = torch.argsort(group, stable=True).split(counts)
+    for idx, (_, fn) in zip(runs[1:], _OP_GROUPS):
         if idx.numel():
             out[idx] = fn(y[idx], op[idx], level[idx])
     return out
@@ -336,8 +364,9 @@ def strong_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec, num
        p = 0.5 at an integer magnitude uniform in [1, magnitude] (all 0 if magnitude is 0) out of
        10, with a random sign for the signed ops. At magnitude 10: rotate +-30 deg, shear +-0.3,
        translate +-0.3 of the size, enhancement factors 1 +- 0.9, posterize to 4 bits, solarize all.
-       Geometric ops use one affine_grid/grid_sample for the batch (bilinear, about the centre,
-       gray 0.5 where the source leaves the image) rather than PIL's nearest-neighbour resampling.
+       Geometric ops are one bilinear grid_sample for the batch with a per-sample affine matrix
+       (about the centre, gray 0.5 where the source leaves the image; see `_warp`), where
+       FixMatch's PIL code resamples by nearest neighbour.
        Color (saturation) is the identity for 1-channel images.
     3. Cutout (see `_cutout`) with gray 0.5, if `cutout` > 0.
     """

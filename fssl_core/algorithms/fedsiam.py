@@ -1,0 +1,277 @@
+"""FedSiam (Long et al., CIKM'21): a siamese online/target pair on every client, a momentum (EMA)
+target, a consistency loss, and an adaptive choice of which online-net layers to upload.
+
+Per client and round (labels-at-client, Eq. 7):  loss = L + β^k J, where
+  L  cross-entropy of the online net θ_s on the labeled samples (Eq. 6),
+  J  consistency between the online net on one perturbation and the target net θ_t on another,
+     over labeled and unlabeled samples (MSE, Eq. 4, or KL, Eq. 5),
+  β^k a sigmoid ramp-up over φ_l rounds;
+after every SGD step θ_t ← α^k θ_t + (1 − α^k) θ_s (Eq. 9). Labels-at-server (Eq. 8): clients
+minimise β^k J only and the server trains θ^G on its labeled set before each round.
+
+Upload (§3.3): the client computes FSM^k[j] = ‖θ_t[j] − θ_s[j]‖ / ‖θ_s[j]‖ per layer j (Eq. 10)
+and sends its whole target net, FSM^k, and the online layers whose FSM exceeds the boundary the
+server sent. The boundary is a quantile of Λ, the FSM values of the last φ_g rounds. The server
+splices each client's online net (layers not sent are borrowed from its target net), averages
+the spliced nets into θ^G (Eq. 2) and the target nets into θ^G_t; clients download both.
+
+Reading choices, each the one under which the paper's own claims hold:
+- τ is the fraction of online-net layers uploaded: the boundary is the (1 − τ)-quantile of Λ.
+  Only then does FedSiam-Π (τ = 0) send the least, FedSiam-MT (τ = 1) the full siamese pair
+  ("the rank of communication cost is FedSiam-Π < FedSiam-D < FedSiam-MT"), and μ "the target
+  reduced communication rate": Eq. 11 averages to exactly 1 − μ over R_G rounds.
+- Eq. 11 starts at 2(1 − μ)R_G / (R_G − φ_g), above 1 for the paper's μ = 0.5 (1.06 at R_G = 50,
+  φ_g = 3); Eq. 12's plateau (1 − μ)R_G / (ϕ_g − φ_g) is above 1 for R_G = 150 (2.5). τ is
+  clipped to [0, 1]; every round logs τ and the measured fraction of online parameters sent, so
+  the realised mean is reported beside 1 − μ.
+- α^k ramps as in Mean Teacher, α^k = min(1 − 1/(E + 1), α_max), E counting local epochs since
+  the first round; α^k = 0 while R_g ≤ φ_g for FedSiam-D (the paper's Remark) and always for Π.
+- J divides the squared difference by the number of classes (see ssl.softmax_mse).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..aggregate import weighted_mean
+from ..batches import Batch, BatchPart, DataView, Plan
+from ..ssl import CONSISTENCY, ema_update_, sigmoid_rampup
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
+
+# ---------------------------------------------------------------------------------------------
+# τ schedules (pure; the τ-curve explorer and Figures 3–4 draw these)
+
+
+def tau_linear(round: int, rounds: int, phi_g: int, mu: float) -> float:
+    """Eq. 11, clipped to [0, 1]: 0 up to φ_g, then falling linearly to 0 at R_G."""
+    if round <= phi_g or rounds <= phi_g:
+        return 0.0
+    tau = -2.0 * (1.0 - mu) * rounds / (rounds - phi_g) ** 2 * (round - rounds)
+    return min(max(tau, 0.0), 1.0)
+
+
+def tau_rectangle(round: int, rounds: int, phi_g: int, varphi_g: int, mu: float) -> float:
+    """Eq. 12 (two tipping points, fedsiam-latex.txt), clipped to [0, 1]: a plateau on (φ_g, ϕ_g)."""
+    if not phi_g < round < varphi_g:
+        return 0.0
+    return min(max((1.0 - mu) * rounds / (varphi_g - phi_g), 0.0), 1.0)
+
+
+def tau_schedule(curve: str, rounds: int, phi_g: int, varphi_g: int, mu: float) -> list[float]:
+    """τ for rounds 1..R_G."""
+    if curve == "linear":
+        return [tau_linear(r, rounds, phi_g, mu) for r in range(1, rounds + 1)]
+    if curve == "rectangle":
+        return [tau_rectangle(r, rounds, phi_g, varphi_g, mu) for r in range(1, rounds + 1)]
+    raise ValueError(f"tau_schedule: curve={curve!r}: must be 'linear' or 'rectangle'")
+
+
+def boundary(fsm_window: list[Tensor], tau: float) -> float:
+    """The (1 − τ)-quantile of Λ: online layers with FSM above it are uploaded.
+
+    τ = 0 sends nothing (+∞) and τ = 1 everything (−∞) whatever Λ holds."""
+    if tau <= 0.0:
+        return math.inf
+    if tau >= 1.0 or not fsm_window:
+        return -math.inf
+    return float(torch.quantile(torch.cat(fsm_window).float().cpu(), 1.0 - tau))
+
+
+def fsm(target: Tensors, online: Tensors, layers: list[list[str]]) -> Tensor:
+    """Eq. 10 per layer: ‖θ_t[j] − θ_s[j]‖ / ‖θ_s[j]‖, a layer's parameters taken together."""
+    out = []
+    for names in layers:
+        diff = torch.cat([(target[n] - online[n]).flatten() for n in names])
+        ref = torch.cat([online[n].flatten() for n in names])
+        out.append(diff.norm() / ref.norm().clamp_min(1e-12))
+    return torch.stack(out).detach()
+
+
+def parameter_layers(model: torch.nn.Module) -> list[list[str]]:
+    """Parameter names grouped by the module that owns them ('conv1.weight', 'conv1.bias' → one layer)."""
+    layers: dict[str, list[str]] = {}
+    for name, _ in model.named_parameters():
+        layers.setdefault(name.rpartition(".")[0], []).append(name)
+    return list(layers.values())
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _views(part: BatchPart, view: str) -> Tensor | None:
+    return getattr(part, view)() if len(part) else None
+
+
+def _cat(*tensors: Tensor | None) -> Tensor:
+    return torch.cat([t for t in tensors if t is not None])
+
+
+class FedSiam(Algorithm):
+    """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
+    name = "fedsiam_d"
+    trainable = ("online",)
+
+    def __init__(self, cfg, ctx):
+        super().__init__(cfg, ctx)
+        self.layers = parameter_layers(ctx.model)
+        self.param_names = [n for names in self.layers for n in names]
+        # every state-dict key (parameters and buffers) belongs to the layer of its module
+        layer_of = {names[0].rpartition(".")[0]: j for j, names in enumerate(self.layers)}
+        self.keys_of_layer: list[list[str]] = [[] for _ in self.layers]
+        for key in ctx.model.state_dict():
+            j = layer_of.get(key.rpartition(".")[0])
+            if j is not None:
+                self.keys_of_layer[j].append(key)
+        self.consistency = CONSISTENCY[cfg.consistency]
+
+    # --- the variant hooks: FedSiam-Π and FedSiam-MT override these two ----------------------
+    def tau(self, round: int) -> float:
+        cfg = self.cfg
+        if cfg.tau_curve == "linear":
+            return tau_linear(round, cfg.rounds, cfg.tau_phi_g, cfg.tau_mu)
+        return tau_rectangle(round, cfg.rounds, cfg.tau_phi_g, cfg.tau_varphi_g, cfg.tau_mu)
+
+    def alpha(self, step: Step) -> float:
+        if step.round <= self.cfg.tau_phi_g:
+            return 0.0
+        return self.ramped_alpha(step)
+
+    def ramped_alpha(self, step: Step) -> float:
+        epoch_in_round = step.local_step * self.cfg.local_epochs // max(step.local_steps, 1)
+        epochs_seen = (step.round - 1) * self.cfg.local_epochs + epoch_in_round + 1
+        return min(1.0 - 1.0 / (epochs_seen + 1), self.cfg.ema_decay)
+
+    # --- server ------------------------------------------------------------------------------
+    def init_state(self, initial: Tensors) -> State:
+        return {"online": initial, "target": clone(initial), "fsm_window": [], "last": {}}
+
+    def server_update(self, state: State, round: int, train) -> None:
+        """Labels-at-server (Eq. 8, first line): train θ^G on the server's labeled set. The engine's
+        trainer runs no step when the server holds no labels (labels-at-client)."""
+        if round == 0 or self.cfg.server_epochs == 0:
+            return
+        nets = {"online": state["online"]}
+        train(nets, ("online",), self.server_loss, Plan(epochs=self.cfg.server_epochs,
+                                                        labeled_batch=self.cfg.batch_size))
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        logits = self.ctx.apply(nets["online"], batch.labeled.weak())
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def download(self, state: State, round: int) -> Payload:
+        bound = boundary(state["fsm_window"], self.tau(round))
+        return {"online": state["online"], "target": state["target"],
+                "boundary": torch.tensor([bound], device=self.ctx.device)}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        weights = self.client_weights(uploads)
+        spliced = [{k: u.payload["online"].get(k, t) for k, t in u.payload["target"].items()} for u in uploads]
+        sent = [sum(t.numel() for t in u.payload["online"].values()) for u in uploads]
+        total = sum(t.numel() for t in state["online"].values())
+        window = (state["fsm_window"] + [torch.cat([u.payload["fsm"] for u in uploads])])[-max(self.cfg.tau_phi_g, 1):]
+        return {"online": weighted_mean(spliced, weights),
+                "target": weighted_mean([u.payload["target"] for u in uploads], weights),
+                "fsm_window": window,
+                "last": {"tau": self.tau(round), "online_upload_fraction": sum(sent) / (total * len(uploads))}}
+
+    def eval_tensors(self, state: State) -> Tensors:
+        return state["online"]     # θ^G, the global model of Eq. 2
+
+    def round_metrics(self, state: State) -> dict[str, float]:
+        return dict(state["last"])
+
+    # --- client ------------------------------------------------------------------------------
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        return {"online": clone(payload["online"]), "target": clone(payload["target"]),
+                "received": {"boundary": payload["boundary"]}}
+
+    def plan(self, view: DataView) -> Plan:
+        return mixed_plan(self.cfg, view)
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        labeled, unlabeled = batch.labeled, batch.unlabeled
+        # two perturbations η, η' of every sample: the online net sees one, the target the other
+        x_online = _cat(_views(labeled, "weak"), _views(unlabeled, "weak"))
+        x_target = _cat(_views(labeled, "weak2"), _views(unlabeled, "weak2"))
+        logits = self.ctx.apply(nets["online"], x_online)
+        with torch.no_grad():     # stop-gradient: the target net learns only through Eq. 9
+            target_logits = self.ctx.apply(nets["target"], x_target)
+        beta = sigmoid_rampup(step.round, self.cfg.consistency_rampup)
+        consistency = self.consistency(logits, target_logits)                           # J, Eq. 4/5
+        n = len(labeled)
+        classification = F.cross_entropy(logits[:n], labeled.y) if n else logits.sum() * 0.0   # L, Eq. 6
+        return classification + beta * consistency, {"classification_loss": classification.detach(),
+                                                      "consistency_loss": consistency.detach()}
+
+    def after_step(self, nets: Nets, step: Step) -> None:
+        alpha = self.alpha(step)
+        if alpha == 0.0:     # Π-model phase: the target is the online net
+            for n in self.param_names:
+                nets["target"][n].copy_(nets["online"][n].detach())
+        else:
+            ema_update_(nets["target"], nets["online"], self.param_names, alpha)
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        divergence = fsm(nets["target"], nets["online"], self.layers)
+        send = (divergence > nets["received"]["boundary"]).tolist()
+        online = {k: nets["online"][k] for j, keys in enumerate(self.keys_of_layer) if send[j] for k in keys}
+        return {"target": nets["target"], "online": online, "fsm": divergence}
+
+
+class FedSiamPi(FedSiam):
+    """FedSiam-Π: τ = 0 and α^k = 0 — the target is the online net; only it is uploaded."""
+    name = "fedsiam_pi"
+
+    def tau(self, round: int) -> float:
+        return 0.0
+
+    def alpha(self, step: Step) -> float:
+        return 0.0
+
+
+class FedSiamMT(FedSiam):
+    """FedSiam-MT: τ = 1 — the full siamese pair is uploaded every round; α^k ramps from round 1."""
+    name = "fedsiam_mt"
+
+    def tau(self, round: int) -> float:
+        return 1.0
+
+    def alpha(self, step: Step) -> float:
+        return self.ramped_alpha(step)
+
+
+class FedSiamNoSiam(FedSiam):
+    """FedSiam-NoSiam (Table 7 ablation): no siamese pair. One network sees both perturbations,
+    with gradients through both sides of J; it travels in the target slot, which the server
+    always receives, so upload and aggregation stay those of FedSiam."""
+    name = "fedsiam_nosiam"
+
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        return {"online": clone(payload["online"])}
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        labeled, unlabeled = batch.labeled, batch.unlabeled
+        logits = self.ctx.apply(nets["online"], _cat(_views(labeled, "weak"), _views(unlabeled, "weak")))
+        other = self.ctx.apply(nets["online"], _cat(_views(labeled, "weak2"), _views(unlabeled, "weak2")))
+        beta = sigmoid_rampup(step.round, self.cfg.consistency_rampup)
+        consistency = self.consistency(logits, other)
+        n = len(labeled)
+        classification = F.cross_entropy(logits[:n], labeled.y) if n else logits.sum() * 0.0
+        return classification + beta * consistency, {"classification_loss": classification.detach(),
+                                                      "consistency_loss": consistency.detach()}
+
+    def after_step(self, nets: Nets, step: Step) -> None:
+        pass
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        return {"target": nets["online"], "online": {}, "fsm": torch.zeros(len(self.layers), device=self.ctx.device)}
+
+    def download(self, state: State, round: int) -> Payload:
+        return {"online": state["online"]}
+
+    def round_metrics(self, state: State) -> dict[str, float]:
+        return {}     # no τ, no layer selection

@@ -1,0 +1,45 @@
+"""Small pure pieces of semi-supervised learning shared by the algorithms: consistency losses,
+ramp-up schedules, the exponential moving average. Each is checked on a hand-computed case in
+tests/test_ssl.py.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def softmax_mse(student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
+    """Mean over samples and classes of (softmax(student) − softmax(teacher))².
+
+    FedSiam Eq. (4) writes the squared norm summed over the C classes; its authors' code (and Mean
+    Teacher's) divides by C. We divide by C: the paper's numbers were produced that way, and with
+    φ_l's ramp-up ending at weight 1 the summed form would weigh consistency C times more.
+    """
+    return (student_logits.softmax(1) - teacher_logits.softmax(1)).pow(2).mean()
+
+
+def softmax_kl(student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
+    """FedSiam Eq. (5): KL(softmax(teacher) ‖ softmax(student)), summed over classes, mean over samples."""
+    return F.kl_div(student_logits.log_softmax(1), teacher_logits.softmax(1), reduction="batchmean")
+
+
+CONSISTENCY = {"mse": softmax_mse, "kl": softmax_kl}
+
+
+def sigmoid_rampup(current: float, length: float) -> float:
+    """exp(−5(1 − t)²) with t = clip(current / length, 0, 1) (Laine & Aila 2017); 1 when length is 0."""
+    if length <= 0:
+        return 1.0
+    t = min(max(current / length, 0.0), 1.0)
+    return math.exp(-5.0 * (1.0 - t) ** 2)
+
+
+@torch.no_grad()
+def ema_update_(target: dict[str, Tensor], online: dict[str, Tensor], names: list[str], alpha: float) -> None:
+    """FedSiam Eq. (9), in place on `names`: θ_t ← α θ_t + (1 − α) θ_s."""
+    t = [target[n] for n in names]
+    s = [online[n].detach() for n in names]
+    torch._foreach_lerp_(t, s, 1.0 - alpha)
