@@ -24,7 +24,7 @@ import pandas as pd
 from .config import RunConfig
 from .data.datasets import DatasetUnavailable, load_dataset
 from .paths import project_root, results_dir
-from .profiles import Profile
+from .profiles import REDUCED, Profile
 from .runs import RunResult, RunStore, atomic_write_text, run_all
 
 PAPER_VALUES = Path(__file__).parent / "paper_values"
@@ -43,6 +43,7 @@ class Cell:
     method: str
     configs: tuple[RunConfig, ...]
     metric: str = "accuracy"
+    paper_runs: int = 1          # runs the paper averaged; fewer finished runs make the row "reduced"
 
 
 @functools.lru_cache(maxsize=None)
@@ -92,7 +93,8 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
             row.update(reproduced_value=round(float(np.mean(values)), 2),
                        reproduced_std=round(float(np.std(values)), 2) if len(values) > 1 else math.nan)
         diverged = any(r.status == DIVERGED for r in results)
-        rows.append({**row, "status": DIVERGED if diverged else profile.status})
+        status = profile.status if len(values) >= cell.paper_runs else REDUCED
+        rows.append({**row, "status": DIVERGED if diverged else status})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

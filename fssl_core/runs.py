@@ -138,20 +138,60 @@ class RunStore:
         return RunResult(cfg, metrics, summary)
 
 
-def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progress: bool = True) -> list[RunResult]:
-    """The in-process executor: run every config not yet in the store, in order.
+def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progress: bool = True,
+            workers: int | None = None) -> list[RunResult]:
+    """The local executor: run every config not yet in the store; return all results in order.
 
-    Runs are independent and their results live only in their own directories, so another
-    executor (e.g. on a cluster) can run them in any order and the store merges by directory.
+    Runs are independent and their results live only in their own directories, so they can run in
+    any order, in parallel here (`workers` processes, default $FSSL_WORKERS, else one per CPU core
+    for CPU runs and one for CUDA runs) or on a cluster, and the store merges them by directory.
     """
     store = store or RunStore()
     configs = list(configs)
-    results = []
-    for i, cfg in enumerate(configs, 1):
-        if progress and store.load(cfg) is None:
-            print(f"[run {i}/{len(configs)}] {describe(cfg)}", file=sys.stderr, flush=True)
-        results.append(store.execute(cfg, progress=progress))
-    return results
+    pending = list({c.run_id: c for c in configs if store.load(c) is None}.values())
+    workers = default_workers(pending) if workers is None else workers
+    if workers > 1 and len(pending) > 1:
+        _run_in_processes(pending, store, min(workers, len(pending)), progress)
+    else:
+        for i, cfg in enumerate(pending, 1):
+            if progress:
+                print(f"[run {i}/{len(pending)}] {describe(cfg)}", file=sys.stderr, flush=True)
+            store.execute(cfg, progress=progress)
+    return [store.execute(cfg, progress=False) for cfg in configs]   # all finished: read back
+
+
+def default_workers(configs: list[RunConfig]) -> int:
+    if "FSSL_WORKERS" in os.environ:
+        return max(1, int(os.environ["FSSL_WORKERS"]))
+    if any(c.device == "cuda" for c in configs):
+        return 1
+    return os.cpu_count() or 1
+
+
+def _run_in_processes(configs: list[RunConfig], store: RunStore, workers: int, progress: bool) -> None:
+    """One run per process, one thread each: the papers' small networks and batches gain nothing
+    from intra-op threads, and threads of several runs competing for the cores slow all of them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_single_threaded)
+    with pool:
+        futures = {pool.submit(_execute_quietly, str(store.root), cfg): cfg for cfg in configs}
+        for i, future in enumerate(as_completed(futures), 1):
+            summary = future.result()
+            if progress:
+                acc = summary.get("accuracy")
+                print(f"[run {i}/{len(configs)} done in {summary['seconds']:.0f}s, accuracy {acc}] "
+                      f"{describe(futures[future])}", file=sys.stderr, flush=True)
+
+
+def _single_threaded() -> None:
+    torch.set_num_threads(1)
+
+
+def _execute_quietly(root: str, cfg: RunConfig) -> dict:
+    return RunStore(root).execute(cfg, progress=False).summary
 
 
 def describe(cfg: RunConfig) -> str:

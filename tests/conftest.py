@@ -22,3 +22,5 @@ os.environ.setdefault("FSSL_OFFLINE", "1")
 if "FSSL_RUNS" not in os.environ:
     import tempfile
     os.environ["FSSL_RUNS"] = tempfile.mkdtemp(prefix="fssl-test-runs-")
+# Tests run their few tiny runs in-process; the process pool is tested on its own.
+os.environ.setdefault("FSSL_WORKERS", "1")

@@ -91,3 +91,13 @@ def test_bytes_are_counted_from_the_tensors_sent():
     model_bytes = sum(t.numel() * t.element_size() for t in fed.ctx.model.state_dict().values())
     assert model_bytes == 21_840 * 4                    # the MNIST CNN has no buffers
     assert metrics["download_bytes"] == metrics["upload_bytes"] == cfg.clients_per_round * model_bytes
+
+
+def test_parallel_executor_gives_the_results_of_the_sequential_one(tmp_path):
+    from fssl_core.runs import run_all
+    configs = [RunConfig(**{**TINY, "rounds": 2, "seed": s}) for s in (1, 2)]
+    sequential = run_all(configs, store=RunStore(tmp_path / "seq"), progress=False, workers=1)
+    parallel = run_all(configs, store=RunStore(tmp_path / "par"), progress=False, workers=2)
+    for a, b in zip(sequential, parallel):
+        assert a.config == b.config
+        assert _without_timing(a.metrics) == _without_timing(b.metrics)
