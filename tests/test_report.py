@@ -1,0 +1,46 @@
+"""The report: notebook CSVs merged into REPORT.md and the README's results section."""
+import math
+
+import pandas as pd
+
+from fssl_core.profiles import PROFILES
+from fssl_core.report import COLUMNS, merge_results, read_results, save_notebook_results
+
+
+def _row(**values):
+    base = {c: math.nan for c in COLUMNS}
+    base.update(paper="fedsiam", table="table5", setting="iid", labeled="0.10", metric="accuracy",
+                profile="quick", device="cpu", n_runs=0, seconds=0.0)
+    base.update(values)
+    return base
+
+
+def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    (tmp_path / "README.md").write_text("intro\n<!-- results:start -->\nold\n<!-- results:end -->\nafter\n")
+    frame = pd.DataFrame([
+        _row(dataset="mnist", method="fedavg", paper_value=95.13, reproduced_value=96.94, n_runs=1,
+             seconds=70.5, status="reduced"),
+        _row(dataset="cifar10", method="fedavg", paper_value=49.14, status="needs-data"),
+    ], columns=COLUMNS)
+    path = save_notebook_results(frame, "fedsiam_table5", PROFILES["quick"])
+    back = read_results(path)
+    assert back.loc[0, "labeled"] == "0.10" and math.isnan(back.loc[1, "reproduced_value"])
+
+    report = merge_results("quick", {"fedsiam_table5": 71.0}).read_text()
+    assert "| iid | 0.10 | mnist | fedavg | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
+    assert "| cifar10 | fedavg | 49.14 |  |" in report and "needs-data" in report
+    assert "| fedsiam_table5 | 71 |" in report
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith("intro\n<!-- results:start -->\n") and readme.endswith("<!-- results:end -->\nafter\n")
+    assert "old" not in readme and "96.94" in readme
+
+
+def test_smoke_results_never_touch_the_readme(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    (tmp_path / "README.md").write_text("<!-- results:start -->\nold\n<!-- results:end -->\n")
+    save_notebook_results(pd.DataFrame([_row(dataset="mnist", method="fedavg", status="reduced")], columns=COLUMNS),
+                          "nb", PROFILES["smoke"])
+    merge_results("smoke")
+    assert "old" in (tmp_path / "README.md").read_text()
+    assert (tmp_path / "results" / "smoke" / "REPORT.md").exists()
