@@ -93,6 +93,15 @@ class RunStore:
         summary = json.loads((d / "result.json").read_text())
         return RunResult(cfg, _read_jsonl(d / "metrics.jsonl"), summary)
 
+    def finished(self, **match: Any) -> list[RunResult]:
+        """Every finished run in the store whose config has the given field values."""
+        out = []
+        for result_file in sorted(self.root.glob("*/result.json")):
+            cfg = RunConfig.from_dict(json.loads((result_file.parent / "config.json").read_text()))
+            if all(getattr(cfg, k) == v for k, v in match.items()):
+                out.append(self.load(cfg))
+        return [r for r in out if r is not None]
+
     def execute(self, cfg: RunConfig, progress: bool = True,
                 after_round: Callable[[int], None] | None = None) -> RunResult:
         """Read back a finished run, else run it (resuming from its checkpoint if any).

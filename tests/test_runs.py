@@ -101,3 +101,11 @@ def test_parallel_executor_gives_the_results_of_the_sequential_one(tmp_path):
     for a, b in zip(sequential, parallel):
         assert a.config == b.config
         assert _without_timing(a.metrics) == _without_timing(b.metrics)
+
+
+def test_finished_runs_are_found_by_config_fields(tmp_path):
+    store = RunStore(tmp_path)
+    store.execute(RunConfig(**{**TINY, "rounds": 1, "seed": 7}), progress=False)
+    store.execute(RunConfig(**{**TINY, "rounds": 1, "seed": 8, "algorithm": "fedavg_plus"}), progress=False)
+    assert [r.config.seed for r in store.finished(algorithm="fedavg_plus")] == [8]
+    assert len(store.finished(dataset="mnist")) == 2 and store.finished(dataset="svhn") == []

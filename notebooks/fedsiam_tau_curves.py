@@ -1,0 +1,82 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # FedSiam, Figures 3–4 — the τ quantile curves, and an explorer
+#
+# τ decides how much of the online net a FedSiam-D client uploads each round: the boundary is the
+# (1 − τ)-quantile of the layer divergences Λ of the last φ_g rounds, and online layers above it
+# are sent (`fssl_core/algorithms/fedsiam.py` explains why this is the reading under which the
+# paper's communication ranking FedSiam-Π < FedSiam-D < FedSiam-MT holds).
+#
+# Eq. 11 (linear) and Eq. 12 (rectangle, with the two tipping points φ_g and ϕ_g of
+# `fedsiam-latex.txt`) both exceed 1 at the paper's settings; we clip τ to [0, 1] and report the
+# realised mean beside 1 − μ, the paper's "target reduced communication". Measured per-round
+# fractions come from finished FedSiam-D runs in the run store (run `fedsiam_table5` first).
+
+# %% tags=["parameters"]
+profile = "quick"      # unused here beyond the run store lookup; kept for the reproduce job
+device = "cpu"
+
+# %%
+import pandas as pd
+
+from fssl_core.algorithms.fedsiam import tau_schedule
+from fssl_core.plots import save_figure
+from fssl_core.profiles import get_profile
+from fssl_core.runs import RunStore
+from fssl_core.widgets import TauExplorer, plot_tau_curve
+
+run_profile = get_profile(profile)
+PAPER_CURVES = {  # Table 4 and §4.4: linear for MNIST/SVHN (R_G 50/200), rectangle for CIFAR-10 (R_G 150)
+    "Figure 3 — linear, MNIST": dict(curve="linear", mu=0.5, phi_g=3, varphi_g=40, rounds=50),
+    "Figure 3 — linear, SVHN": dict(curve="linear", mu=0.5, phi_g=3, varphi_g=40, rounds=200),
+    "Figure 4 — rectangle, CIFAR-10": dict(curve="rectangle", mu=0.5, phi_g=10, varphi_g=40, rounds=150),
+}
+rows = []
+for name, p in PAPER_CURVES.items():
+    taus = tau_schedule(p["curve"], p["rounds"], p["phi_g"], p["varphi_g"], p["mu"])
+    rows.append({"curve": name, **p, "realised mean τ": round(sum(taus) / len(taus), 3),
+                 "1 − μ": 1 - p["mu"]})
+pd.DataFrame(rows)
+
+# %% [markdown]
+# Clipping costs the linear curve little (compare its realised mean with 1 − μ above). The
+# rectangle curve's plateau, (1 − μ)·R_G/(ϕ_g − φ_g), is far above 1 at the paper's CIFAR-10
+# settings, so after clipping it sends the online net only on the rounds strictly between φ_g and
+# ϕ_g, and its realised mean falls well short of 1 − μ: with these settings μ does not set the
+# communication the paper says it does.
+
+# %%
+measured = {}
+for r in RunStore().finished(algorithm="fedsiam_d"):
+    c = r.config
+    label = f"{c.dataset} {c.partition} γ={c.labeled_ratio} R_L={c.local_epochs} seed={c.seed}"
+    measured[label] = [m.get("online_upload_fraction", 0.0) for m in r.metrics]
+fig, ax = plot_tau_curve(**PAPER_CURVES["Figure 3 — linear, MNIST"],
+                         measured=next((v for k, v in measured.items() if k.startswith("mnist iid")), None))
+save_figure(fig, "fedsiam_tau_linear", run_profile.name)
+
+# %%
+fig, ax = plot_tau_curve(**PAPER_CURVES["Figure 4 — rectangle, CIFAR-10"])
+save_figure(fig, "fedsiam_tau_rectangle", run_profile.name)
+
+# %% [markdown]
+# ## Explorer
+# Move the sliders to see τ per round, the upload relative to FedSiam-MT, and, if you pick a
+# finished FedSiam-D run, its measured per-round fraction of online-net parameters sent.
+
+# %%
+explorer = TauExplorer(runs=measured)
+explorer.update()
+explorer.widget
