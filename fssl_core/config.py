@@ -70,6 +70,14 @@ class RunConfig:
     tau_phi_g: int = 3               # φ_g: tipping point 1, also the Λ window in rounds (paper: 3 linear, 10 rectangle)
     tau_varphi_g: int = 40           # ϕ_g: tipping point 2 of the rectangle curve
     tau_mu: float = 0.5              # μ: target reduction of online-net uploads relative to FedSiam-MT
+    # --- FedSiam's baselines (Table 3) --------------------------------------------------------
+    pseudo_label_threshold: float = 0.95  # T: confidence above which a pseudo-label is kept (Fed(Fix)Match)
+    unlabeled_loss_weight: float = 1.0    # λ_u: weight of the unlabeled (pseudo-label) loss
+    fedsem_phase1_fraction: float = 0.6   # FedSem: R_G^1 / R_G (Table 3: 30 of 30 + 20 rounds)
+    fedmatch_helpers: int = 2             # H: helper models whose agreement forms FedMatch's pseudo-label
+    fedmatch_lambda_iccs: float = 1e-2    # λ_ICCS: inter-client consistency weight (FedMatch)
+    fedmatch_lambda_l1: float = 1e-4      # λ_L1: sparsity of ψ (FedMatch)
+    fedmatch_lambda_l2: float = 10.0      # λ_L2: ‖σ − σ*‖² keeps σ near the labeled solution (FedMatch)
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
@@ -187,6 +195,13 @@ _RULES: dict[str, Any] = {
     "tau_phi_g": (0, None),
     "tau_varphi_g": (0, None),
     "tau_mu": (0.0, 1.0),
+    "pseudo_label_threshold": (0.0, 1.0),
+    "unlabeled_loss_weight": (0.0, None),
+    "fedsem_phase1_fraction": (0.0, 1.0),
+    "fedmatch_helpers": (0, None),
+    "fedmatch_lambda_iccs": (0.0, None),
+    "fedmatch_lambda_l1": (0.0, None),
+    "fedmatch_lambda_l2": (0.0, None),
     "eval_every": (1, None),
     "eval_batch_size": (1, None),
     "checkpoint_every": (1, None),
