@@ -107,10 +107,21 @@ class RunStore:
         """Read back a finished run, else run it (resuming from its checkpoint if any).
 
         `after_round(r)` is called once round r is checkpointed (tests use it to interrupt a run).
+        CPU runs use one thread: a float reduction split over a different number of threads sums
+        in a different order, and a run must give the same numbers whichever executor ran it.
         """
         done = self.load(cfg)
         if done is not None:
             return done
+        threads = torch.get_num_threads()
+        if cfg.device == "cpu":
+            torch.set_num_threads(1)
+        try:
+            return self._execute(cfg, progress, after_round)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _execute(self, cfg: RunConfig, progress: bool, after_round: Callable[[int], None] | None) -> RunResult:
         from .engine import Federation   # deferred: the store is usable without building data
         d = self.dir(cfg)
         fed = Federation.build(cfg)
@@ -178,13 +189,13 @@ def default_workers(configs: list[RunConfig]) -> int:
 
 
 def _run_in_processes(configs: list[RunConfig], store: RunStore, workers: int, progress: bool) -> None:
-    """One run per process, one thread each: the papers' small networks and batches gain nothing
-    from intra-op threads, and threads of several runs competing for the cores slow all of them."""
+    """One run per process (each CPU run single-threaded, see RunStore.execute): on a few cores,
+    runs side by side beat intra-op threads for the papers' small networks and batches, and
+    threads of several runs competing for the cores would slow all of them."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_single_threaded)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
     with pool:
         futures = {pool.submit(_execute_quietly, str(store.root), cfg): cfg for cfg in configs}
         for i, future in enumerate(as_completed(futures), 1):
@@ -193,10 +204,6 @@ def _run_in_processes(configs: list[RunConfig], store: RunStore, workers: int, p
                 acc = summary.get("accuracy")
                 print(f"[run {i}/{len(configs)} done in {summary['seconds']:.0f}s, accuracy {acc}] "
                       f"{describe(futures[future])}", file=sys.stderr, flush=True)
-
-
-def _single_threaded() -> None:
-    torch.set_num_threads(1)
 
 
 def _execute_quietly(root: str, cfg: RunConfig) -> dict:
