@@ -18,6 +18,7 @@ algorithm keeps no other state across rounds, so an interrupted run resumes exac
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -128,7 +129,7 @@ def mixed_plan(cfg: RunConfig, view: DataView) -> Plan:
         return Plan(epochs=cfg.local_epochs, labeled_batch=cfg.batch_size)
     if view.num_labeled == 0:
         return Plan(epochs=cfg.local_epochs, labeled_batch=0, unlabeled_batch=cfg.batch_size, epoch_over="unlabeled")
-    labeled = min(cfg.batch_size - 1, max(1, round(cfg.labeled_batch_fraction * cfg.batch_size)))
+    labeled = min(cfg.batch_size - 1, max(1, math.floor(cfg.labeled_batch_fraction * cfg.batch_size + 0.5)))
     return Plan(epochs=cfg.local_epochs, labeled_batch=labeled, unlabeled_batch=cfg.batch_size - labeled,
                 epoch_over="unlabeled")
 
