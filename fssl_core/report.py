@@ -114,6 +114,12 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     return out[cols]
 
 
+def large_deltas(frame: pd.DataFrame, points: float = 2.0) -> pd.DataFrame:
+    """Rows whose reproduced value is more than `points` from the paper's (a notebook explains them)."""
+    table = comparison_table(frame)
+    return table[table.delta.abs() > points]
+
+
 # --- the merged report ---------------------------------------------------------------------------
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 

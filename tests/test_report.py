@@ -44,3 +44,12 @@ def test_smoke_results_never_touch_the_readme(tmp_path, monkeypatch):
     merge_results("smoke")
     assert "old" in (tmp_path / "README.md").read_text()
     assert (tmp_path / "results" / "smoke" / "REPORT.md").exists()
+
+
+def test_large_deltas_keeps_only_cells_beyond_the_threshold():
+    from fssl_core.report import large_deltas
+    frame = pd.DataFrame([_row(dataset="mnist", method="a", paper_value=95.0, reproduced_value=97.5),
+                          _row(dataset="mnist", method="b", paper_value=95.0, reproduced_value=93.5),
+                          _row(dataset="mnist", method="c", paper_value=95.0, reproduced_value=92.0),
+                          _row(dataset="svhn", method="a", paper_value=80.0, status="needs-data")], columns=COLUMNS)
+    assert large_deltas(frame).method.tolist() == ["a", "c"]
