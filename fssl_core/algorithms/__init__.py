@@ -1,8 +1,10 @@
 """Registry of algorithms by name: a new method is a new file plus one line here."""
 from .base import Algorithm
 from .fedavg import FedAvg, FedAvgPlus
+from .fedfixmatch import FedFixMatch
+from .fedsem import FedSem
 from .fedsiam import FedSiam, FedSiamMT, FedSiamNoSiam, FedSiamPi
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam)
+    cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch)
 }

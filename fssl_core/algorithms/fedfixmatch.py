@@ -1,0 +1,113 @@
+"""FedFixMatch: FixMatch (Sohn et al., NeurIPS 2020) as the local objective inside FedAvg — the
+baseline FedSiam (Section 4.1, Table 3) takes from FedMatch (Jeong et al., ICLR 2021).
+
+Per client and step (labels-at-client), for a batch of labeled samples (x, y) and unlabeled u:
+
+    loss = CE(f(α(x)), y) + λ_u · 1/|u| Σ_u 1[max p(α(u)) ≥ T] · CE(f(A(u)), argmax p(α(u)))
+
+with α the weak and A the strong augmentation, p = softmax(f(·)), T = 0.95 ("pseudo label
+threshold in Fed(Fix)Match", Table 3) and λ_u = 1 (FixMatch's default). The pseudo-label branch
+p(α(u)) carries no gradient; the strong branch does. The server averages the client models
+(Eq. 2 of FedSiam). Labels-at-server (Section 4.3): clients hold no labels and minimise the
+unlabeled term only; before each round the server trains the global model with cross-entropy on
+its labeled set (as FedSiam's Eq. 8 and `FedSiam.server_update`).
+
+Reading choices, and why:
+- The unlabeled term trains the model. In the authors' code (models/Update.py,
+  LocalUpdate_fedfixmatch, and fedsiam-labels-at-server/fedfixmatch-main.py) the strong-view
+  logits are rebuilt as a detached Variable before the loss, so the unlabeled loss never
+  reaches the network and their "FedFixMatch" is FedAvg+ on the labeled data (labels-at-client)
+  or no local training at all (labels-at-server). We implement FixMatch as published; a test
+  checks that the unlabeled loss has a gradient with respect to the model.
+- One forward pass in train mode over [α(x), α(u), A(u)], as FixMatch's reference code: BatchNorm
+  statistics are those of the joint batch, and the weak logits are detached for the
+  pseudo-label. The unlabeled term is averaged over the whole unlabeled batch, masked samples
+  counting as zero (FixMatch's Eq. 4, not a mean over the confident samples only).
+- The labeled term is the mean over the labeled samples of the batch (FixMatch's Eq. 2; the
+  authors' code divides by the whole mixed batch instead).
+- The local plan is `mixed_plan`: local epochs over the unlabeled set, each batch of
+  `batch_size` with a `labeled_batch_fraction` share of labeled samples, as FedSiam itself.
+- The server's labeled training uses cross-entropy on weakly augmented images, as FedSiam's; the
+  authors' labels-at-server script adds its (gradient-free) FixMatch term there too.
+- Statistics (never used for training): `mask_rate`, the fraction of unlabeled samples above T,
+  and `pseudo_label_accuracy`, the accuracy of the kept pseudo-labels against the hidden labels,
+  computed per round as Σ correct-and-kept / Σ kept over the clients' step-averaged rates.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..batches import Batch, DataView, Plan
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, State, Upload, mixed_plan
+
+
+def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshold: float) -> tuple[Tensor, Tensor]:
+    """FixMatch's unlabeled loss (Sohn et al. 2020, Eq. 4) and its mask.
+
+    loss = 1/μB Σ_b 1[max q_b ≥ T] · CE(logits_strong_b, argmax q_b), q_b = softmax(logits_weak_b),
+    with no gradient through q_b. Returns (loss, mask) with mask ∈ {0, 1}^μB as floats.
+    """
+    probs = logits_weak.detach().softmax(1)
+    confidence, pseudo = probs.max(1)
+    mask = (confidence >= threshold).float()
+    if logits_strong.shape[0] == 0:
+        return logits_strong.sum() * 0.0, mask
+    per_sample = F.cross_entropy(logits_strong, pseudo, reduction="none")
+    return (per_sample * mask).mean(), mask
+
+
+class FedFixMatch(Algorithm):
+    name = "fedfixmatch"
+
+    def init_state(self, initial: Tensors) -> State:
+        return {"model": initial, "last": {}}
+
+    # --- server ------------------------------------------------------------------------------
+    def server_update(self, state: State, round: int, train) -> None:
+        """Labels-at-server: cross-entropy on the server's weakly augmented labeled set before
+        each round. The engine's trainer runs no step when the server holds no labels."""
+        if round == 0 or self.cfg.server_epochs == 0:
+            return
+        train({"model": state["model"]}, ("model",), self.server_loss,
+              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        logits = self.ctx.apply(nets["model"], batch.labeled.weak())
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        """FedAvg (Eq. 2); also the round's pseudo-label accuracy among the kept samples."""
+        new = super().aggregate(state, uploads, round)
+        kept = sum(u.stats.get("mask_rate", 0.0) for u in uploads)
+        correct = sum(u.stats.get("masked_correct_rate", 0.0) for u in uploads)
+        new["last"] = {"pseudo_label_accuracy": correct / kept} if kept > 0 else {}
+        return new
+
+    def round_metrics(self, state: State) -> dict[str, float]:
+        return dict(state["last"])
+
+    # --- client ------------------------------------------------------------------------------
+    def plan(self, view: DataView) -> Plan:
+        return mixed_plan(self.cfg, view)
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        labeled, unlabeled = batch.labeled, batch.unlabeled
+        n_l, n_u = len(labeled), len(unlabeled)
+        parts = ([labeled.weak()] if n_l else []) + ([unlabeled.weak(), unlabeled.strong()] if n_u else [])
+        logits = self.ctx.apply(nets["model"], torch.cat(parts))    # one joint batch, as FixMatch
+        logits_l, logits_w, logits_s = logits[:n_l], logits[n_l:n_l + n_u], logits[n_l + n_u:]
+        # labeled term: CE on weakly augmented labeled samples (FixMatch Eq. 2)
+        classification = F.cross_entropy(logits_l, labeled.y) if n_l else logits.sum() * 0.0
+        # unlabeled term: confident weak-view pseudo-labels supervise the strong view (Eq. 4)
+        unlabeled_loss, mask = fixmatch_unlabeled_loss(logits_s, logits_w, self.cfg.pseudo_label_threshold)
+        loss = classification + self.cfg.unlabeled_loss_weight * unlabeled_loss
+        stats = {"classification_loss": classification.detach(), "unlabeled_loss": unlabeled_loss.detach()}
+        if n_u:
+            # metrics only: the hidden labels never enter the loss
+            correct = (logits_w.detach().argmax(1) == unlabeled.hidden_labels).float()
+            stats["mask_rate"] = mask.mean()
+            stats["masked_correct_rate"] = (mask * correct).mean()
+        return loss, stats

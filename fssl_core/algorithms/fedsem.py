@@ -1,0 +1,154 @@
+"""FedSem (Albaseer et al., 2020) as FedSiam describes and runs it (Section 1, Section 4.1, Table 3):
+"employs the pseudo-labeling technique to generate fake labels for unlabeled data based on the
+trained FedAvg model with labeled data. The data with pseudo labels are further used to retrain
+FedAvg to obtain the final global model."
+
+Two phases over R_G rounds, R_G^1 = round(fedsem_phase1_fraction · R_G) (Table 3: 30 + 20 of 50):
+  Phase 1, rounds 1..R_G^1:       FedAvg on the clients' labeled data, cross-entropy (Eq. 2).
+  Phase 2, rounds R_G^1 + 1..R_G: every unlabeled sample gets the label ŷ = argmax f_{θ*}(u) of
+      the phase-1 model θ* (the global model after round R_G^1, frozen); clients train the
+      global model with cross-entropy on their labeled samples and their pseudo-labeled ones;
+      the server averages (Eq. 2).
+
+Reading choices, and why:
+- The labeling model is θ*, the phase-1 final model, frozen for all of phase 2, not the current
+  global model. The paper says the labels come from "the trained FedAvg model" and that FedSem
+  "easily overfits to imperfect annotations from the pre-trained FedAvg"; the authors'
+  main_fedsem.py labels every unlabeled sample once, between the phases, with the phase-1 model
+  and keeps those labels to the end.
+- Clients here keep nothing between rounds (all state is the server's), so a client labels its
+  batch's unlabeled samples with θ* at every phase-2 step. θ* is fixed and applied in eval mode
+  to the un-augmented images, so this gives exactly the labels of a one-off labeling pass. θ*
+  therefore travels with every phase-2 download and its bytes are counted, except in round
+  R_G^1 + 1, where the global model the client receives is θ* itself and is sent once. (A
+  deployment whose clients cached their labels would send θ* once per client; our count is the
+  upper bound a stateless client implies.)
+- No confidence threshold: every unlabeled sample is labeled by argmax, as in the authors' code
+  (Table 3's T = 0.95 is for Fed(Fix)Match only).
+- Labeling uses the plain image in eval mode (the authors label with the network in eval mode
+  and, on MNIST, un-augmented images). Training in both phases uses weak augmentation: "for all
+  the baselines and FedSiam, we adopt the weak data argumentation technique" (Section 4.1), only
+  FedAvg being distinguished from FedAvg+ by its absence; phase 1 is therefore FedAvg+.
+- Phase 2 trains on the pooled client data: the authors shuffle a client's labeled and
+  pseudo-labeled samples into one set and take the batch mean of the cross-entropy. Here each
+  batch of `batch_size` holds labeled samples in the client's own labeled proportion (at least
+  one of each kind when the client has both), epochs running over the unlabeled set, and the
+  loss is (Σ_labeled CE + λ_u Σ_pseudo CE) / batch size; λ_u = 1 is the authors' plain mean.
+- The phase decides the plan (phase 1 walks the labeled set only), and `plan(view)` is given no
+  round: `download`, which the engine calls for each client just before `client_init` and
+  `plan`, records the round being served. This is no state across rounds.
+- FedSiam does not run FedSem with labels at the server ("FedAvg, FedAvg+, FedSem, and FedSiam-D
+  do not fit this setting"). If run there anyway, the server trains the global model on its
+  labeled set before each round (as FedSiam's server_update), clients have nothing to train on
+  in phase 1 and train on pseudo-labels alone in phase 2.
+- Statistics (never used for training): in phase 2 `pseudo_label_accuracy`, the agreement of the
+  batch's pseudo-labels with the hidden labels.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ..batches import Batch, DataView, Plan
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, Payload, State, Upload, clone
+
+
+def phase1_rounds(cfg) -> int:
+    """R_G^1 = round(fedsem_phase1_fraction · R_G) (Table 3: 0.6 · 50 = 30)."""
+    return round(cfg.fedsem_phase1_fraction * cfg.rounds)
+
+
+def pooled_plan(cfg, view: DataView) -> Plan:
+    """A client's labeled and pseudo-labeled samples as one pool: each batch of `batch_size` holds
+    labeled samples in the client's labeled proportion (at least one of each kind when it has
+    both), local epochs over the unlabeled set."""
+    n_l, n_u = view.num_labeled, view.num_unlabeled
+    if n_u == 0:
+        return Plan(epochs=cfg.local_epochs, labeled_batch=cfg.batch_size)
+    if n_l == 0:
+        return Plan(epochs=cfg.local_epochs, labeled_batch=0, unlabeled_batch=cfg.batch_size, epoch_over="unlabeled")
+    labeled = min(cfg.batch_size - 1, max(1, round(cfg.batch_size * n_l / (n_l + n_u))))
+    return Plan(epochs=cfg.local_epochs, labeled_batch=labeled, unlabeled_batch=cfg.batch_size - labeled,
+                epoch_over="unlabeled")
+
+
+class FedSem(Algorithm):
+    name = "fedsem"
+
+    def __init__(self, cfg, ctx):
+        super().__init__(cfg, ctx)
+        self.phase1 = phase1_rounds(cfg)
+        self._serving_round = 1    # the round whose client is being served (set by `download`)
+
+    def phase(self, round: int) -> int:
+        return 1 if round <= self.phase1 else 2
+
+    # --- server ------------------------------------------------------------------------------
+    def init_state(self, initial: Tensors) -> State:
+        state: State = {"model": initial}
+        if self.phase1 == 0:     # no phase 1: the labeling model is the initial one
+            state["labeler"] = clone(initial)
+        return state
+
+    def server_update(self, state: State, round: int, train) -> None:
+        """Labels-at-server only (outside the paper, see the module docstring): cross-entropy on the
+        server's labeled set before each round; no step when the server holds no labels."""
+        if round == 0 or self.cfg.server_epochs == 0:
+            return
+        train({"model": state["model"]}, ("model",), self.supervised_loss,
+              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        """FedAvg (Eq. 2); after the last phase-1 round, θ* is frozen as the labeling model."""
+        new = super().aggregate(state, uploads, round)
+        if round == self.phase1:
+            new["labeler"] = clone(new["model"])
+        return new
+
+    def download(self, state: State, round: int) -> Payload:
+        self._serving_round = round
+        if self.phase(round) == 1:
+            return {"model": state["model"]}
+        labeler = state["labeler"]
+        if all(torch.equal(labeler[k], state["model"][k]) for k in labeler):
+            return {"model": state["model"]}      # round R_G^1 + 1: the global model is θ*
+        return {"model": state["model"], "labeler": labeler}
+
+    # --- client ------------------------------------------------------------------------------
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        nets = {"model": clone(payload["model"])}
+        if self.phase(self._serving_round) == 2:
+            # θ* is only read, in eval mode, so the client keeps the received tensors
+            nets["labeler"] = payload.get("labeler", payload["model"])
+        return nets
+
+    def plan(self, view: DataView) -> Plan:
+        if self.phase(self._serving_round) == 1:
+            return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)
+        return pooled_plan(self.cfg, view)
+
+    def supervised_loss(self, nets: Nets, batch: Batch, step: Step):
+        logits = self.ctx.apply(nets["model"], batch.labeled.weak())
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        if self.phase(step.round) == 1:     # FedAvg(+) on the labeled data
+            return self.supervised_loss(nets, batch, step)
+        labeled, unlabeled = batch.labeled, batch.unlabeled
+        n_l, n_u = len(labeled), len(unlabeled)
+        if n_u == 0:
+            return self.supervised_loss(nets, batch, step)
+        with torch.no_grad():    # ŷ = argmax f_θ*(u): the frozen phase-1 model, no threshold
+            pseudo = self.ctx.apply(nets["labeler"], unlabeled.plain(), train=False).argmax(1)
+        x = torch.cat([labeled.weak(), unlabeled.weak()]) if n_l else unlabeled.weak()
+        per_sample = F.cross_entropy(self.ctx.apply(nets["model"], x), torch.cat([labeled.y, pseudo]),
+                                     reduction="none")
+        ce_l, ce_u = per_sample[:n_l], per_sample[n_l:]
+        loss = (ce_l.sum() + self.cfg.unlabeled_loss_weight * ce_u.sum()) / (n_l + n_u)
+        stats = {"pseudo_label_loss": ce_u.mean().detach(),
+                 # metrics only: the hidden labels never enter the loss
+                 "pseudo_label_accuracy": (pseudo == unlabeled.hidden_labels).float().mean()}
+        if n_l:
+            stats["classification_loss"] = ce_l.mean().detach()
+        return loss, stats

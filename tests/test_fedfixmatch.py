@@ -1,0 +1,96 @@
+"""FedFixMatch: the FixMatch loss on a hand case, a gradient through the unlabeled term (which the
+authors' code lacks), and tiny runs in both label scenarios."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fssl_core.algorithms.base import Context
+from fssl_core.algorithms.fedfixmatch import FedFixMatch, fixmatch_unlabeled_loss
+from fssl_core.batches import DataView, Plan, TrainImages, batches
+from fssl_core.config import RunConfig
+from fssl_core.data.augment import augment_spec_for
+from fssl_core.models import build_model
+from fssl_core.runs import RunStore
+from fssl_core.training import Step
+
+from .conftest import requires_mnist
+
+MODEL_BYTES = 21_840 * 4
+
+
+def test_unlabeled_loss_on_a_hand_case():
+    weak = torch.tensor([[5.0, 0.0, 0.0],      # softmax max e^5 / (e^5 + 2) = 0.9867 ≥ 0.95: kept, label 0
+                         [1.0, 1.0, 1.0]])     # max 1/3: dropped
+    strong = torch.tensor([[0.0, 0.0, 0.0],    # CE against label 0 = log 3
+                           [9.0, 0.0, 0.0]])   # dropped, whatever its CE
+    loss, mask = fixmatch_unlabeled_loss(strong, weak, threshold=0.95)
+    assert mask.tolist() == [1.0, 0.0]
+    assert loss.item() == pytest.approx(math.log(3) / 2)      # mean over the whole unlabeled batch
+    # the threshold is inclusive (FixMatch's ≥); at T = 1 only a certain prediction would pass
+    assert fixmatch_unlabeled_loss(strong, weak, threshold=1 / 3)[1].tolist() == [1.0, 1.0]
+    assert fixmatch_unlabeled_loss(strong, weak, threshold=1.0)[0].item() == 0.0
+
+
+def test_no_gradient_flows_through_the_pseudo_label():
+    weak = torch.tensor([[5.0, 0.0, 0.0]], requires_grad=True)
+    strong = torch.tensor([[0.0, 1.0, 0.0]], requires_grad=True)
+    loss, _ = fixmatch_unlabeled_loss(strong, weak, threshold=0.5)
+    loss.backward()
+    assert weak.grad is None
+    assert strong.grad.abs().sum() > 0
+
+
+def _unlabeled_batch(n=8):
+    g = torch.Generator().manual_seed(0)
+    images = TrainImages(torch.rand(n, 1, 28, 28, generator=g), torch.arange(n) % 10,
+                         lambda x: (x - 0.5) / 0.5, augment_spec_for("mnist"))
+    view = DataView(labeled=torch.empty(0, dtype=torch.long), unlabeled=torch.arange(n))
+    plan = Plan(epochs=1, labeled_batch=0, unlabeled_batch=n, epoch_over="unlabeled")
+    return next(batches(images, view, plan, torch.Generator().manual_seed(1)))
+
+
+def test_the_unlabeled_loss_trains_the_model():
+    cfg = RunConfig(algorithm="fedfixmatch", pseudo_label_threshold=0.0, unlabeled_loss_weight=2.0)
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    algo = FedFixMatch(cfg, Context(model, 10, torch.device("cpu")))
+    params = {k: v.clone().requires_grad_() for k, v in model.state_dict().items()}
+    batch = _unlabeled_batch()
+    loss, stats = algo.loss({"model": params}, batch, Step(round=1, local_step=0, local_steps=1))
+    grads = torch.autograd.grad(loss, list(params.values()))
+    assert all(g.abs().sum() > 0 for g in grads)
+    assert stats["mask_rate"].item() == 1.0 and stats["classification_loss"].item() == 0.0
+    # the same value and gradient as λ_u · CE(f(A(u)), argmax f(α(u))) written out (views are cached)
+    apply = algo.ctx.apply
+    pseudo = apply(params, batch.unlabeled.weak()).argmax(1)
+    expected = 2.0 * F.cross_entropy(apply(params, batch.unlabeled.strong()), pseudo)
+    torch.testing.assert_close(loss, expected)
+    for g, e in zip(grads, torch.autograd.grad(expected, list(params.values()))):
+        torch.testing.assert_close(g, e)
+
+
+TINY = dict(algorithm="fedfixmatch", dataset="mnist", clients=100, clients_per_round=2, local_epochs=1, rounds=2)
+
+
+@requires_mnist
+def test_tiny_labels_at_client_run_learns_and_sends_one_model_each_way(tmp_path):
+    run = RunStore(tmp_path).execute(RunConfig(partition="iid", labeled_ratio=0.05, **TINY), progress=False)
+    assert [m["upload_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2
+    assert [m["download_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2
+    assert run.metrics[-1]["accuracy"] > 30.0                # chance is 10%
+    last = run.metrics[-1]
+    assert 0.0 < last["train_mask_rate"] <= 1.0 and last["train_unlabeled_loss"] > 0.0
+    assert 0.0 <= last["pseudo_label_accuracy"] <= 1.0
+
+
+@requires_mnist
+def test_tiny_labels_at_server_run_trains_on_the_servers_labels(tmp_path):
+    run = RunStore(tmp_path).execute(RunConfig(partition="server_iid", labeled_ratio=0.01, **TINY), progress=False)
+    # round 1: no client prediction is confident yet (mask 0), so the accuracy is the server's
+    # training on its 600 labels (FixMatch from so weak a start may then collapse onto a class)
+    assert run.metrics[0]["train_mask_rate"] == 0.0 and run.metrics[0]["accuracy"] > 25.0
+    assert run.metrics[1]["train_mask_rate"] > 0.0
+    # clients hold no labels: their loss is the unlabeled term alone
+    assert all(m["train_classification_loss"] == 0.0 for m in run.metrics)
+    assert all(m["train_loss"] == pytest.approx(m["train_unlabeled_loss"]) for m in run.metrics)
