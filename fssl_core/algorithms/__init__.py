@@ -2,9 +2,10 @@
 from .base import Algorithm
 from .fedavg import FedAvg, FedAvgPlus
 from .fedfixmatch import FedFixMatch
+from .fedmatch import FedMatch
 from .fedsem import FedSem
 from .fedsiam import FedSiam, FedSiamMT, FedSiamNoSiam, FedSiamPi
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch)
+    cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch, FedMatch)
 }

@@ -1,0 +1,335 @@
+"""FedMatch (Jeong et al., "Federated Semi-Supervised Learning with Inter-Client Consistency &
+Disjoint Learning", ICLR 2021), the FedSiam baseline of Section 4.1 and Table 3 (T = 0.95, H = 2,
+strong augmentation), in both label scenarios.
+
+The paper's method, in its symbols (Section 4; equations named as there, since the paper's own
+numbering could not be checked offline; the official code is github.com/wyjeong/FedMatch):
+
+Parameter decomposition (Sec. 4.2): θ = σ + ψ, σ learned from labeled data, ψ from unlabeled data.
+The network a party applies is σ + ψ; here nets are {"sigma": σ, "psi": ψ}, ψ holding the
+parameters only and σ also the buffers (BatchNorm statistics), which θ takes from σ.
+
+    L_s(σ) = λ_s CE(y, p_{σ+ψ*}(y|x))                                   (labeled loss; ψ frozen)
+    L_u(ψ) = λ_ICCS Φ_{σ*+ψ}(·) + λ_L2 ‖σ* − ψ‖²₂ + λ_L1 ‖ψ‖₁               (unlabeled loss; σ frozen)
+    Φ(·)   = CE(ŷ, p_θl(y|π(u))) + 1/H Σ_j KL[p*_θhj(y|u) ‖ p_θl(y|u)]     (Sec. 4.1)
+    ŷ      = Max(1(p*_θl(y|u)) + Σ_j 1(p*_θhj(y|u)))       (agreement-based pseudo-label)
+
+* marks frozen parameters (no gradient), 1(·) the one-hot of the argmax, Max(·) the class with the
+most votes, π(u) a strong augmentation (RandAugment), θ_hj = σ + ψ_hj the j-th of H helper
+agents. Only samples whose local prediction is confident, max p_θl(y|u) ≥ T, enter Φ.
+
+Labels-at-client (Algorithm 1): each selected client receives σ, ψ and its helpers' ψ_h, trains σ
+by L_s and ψ by L_u, and uploads σ and ψ; the server averages each. Labels-at-server (Algorithm
+2): before each round the server trains σ by L_s on its labeled set; clients train ψ by L_u only
+and upload ψ; the server averages ψ. After each round the server embeds every uploaded model as
+its softmax output on one fixed random input and, for a client that has participated before, sends
+as helpers the ψ of the H clients whose embeddings are nearest to its own (the paper's KD-tree).
+
+Reading choices, and why:
+- L_u's L2 term is λ_L2 ‖σ* − ψ‖², pulling ψ towards the current σ (frozen for this term), as in
+  the paper and the official client (`loss_fn_u`: Σ (σ − ψ)² · λ_L2 with gradients to ψ only);
+  L_s carries no L2 term, and the server's L_s neither. (The RunConfig comment on
+  `fedmatch_lambda_l2`, "‖σ − σ*‖² keeps σ near the labeled solution", describes another term.)
+  Both norms are sums over all parameters, as in the paper and the official code. With
+  λ_L2 = 10 this term pulls ψ close to σ within a few dozen local steps, so θ ≈ 2σ and ψ is not
+  sparse in practice (see the upload note below).
+- λ_ICCS multiplies the whole of Φ (its pseudo-label cross-entropy and its KL term), as L_u
+  writes it and as the official code does (λ_a = λ_i = 1e-2). `unlabeled_loss_weight` (λ_u,
+  default 1) scales the pseudo-label cross-entropy inside Φ, so the default is the paper's Φ.
+- λ_s = 1. The official code uses λ_s = 10 with plain SGD at learning rate 1e-3, a supervised step
+  of 1e-2, which is FedSiam's learning rate (Table 2), the one every baseline here runs with.
+  λ_ICCS, λ_L2 and λ_L1 keep their official values (RunConfig), so at lr 1e-2 their steps are 10×
+  the official ones.
+- Momentum: run FedMatch with RunConfig(momentum=0.0), the official optimiser. Under FedSiam's
+  momentum 0.9 the L2 term is a stiff spring between ψ and σ (Hessian 2λ_L2 = 20, lr·20 = 0.2)
+  that heavy-ball SGD leaves underdamped (|eigenvalue| √0.9 ≈ 0.95, period ≈ 14 steps): ψ rings
+  around σ, θ = σ + ψ with it, and the gradient noise is amplified. Measured on MNIST (IID,
+  γ = 0.1, 10 of 100 clients per round, 1 local epoch, 10 rounds, seed 1234): momentum 0.9 stays
+  at chance (11.5% at round 10; FedFixMatch 94.7% with the same settings), momentum 0 reaches
+  95.2%. The code is the same; only the optimiser setting differs.
+- Disjoint learning in one SGD step: the step's loss is L_s(σ) + L_u(ψ) with ψ detached in L_s
+  and σ detached in L_u, so σ receives exactly ∇L_s and ψ exactly ∇L_u. The official code takes
+  two optimiser steps per iteration (σ on a labeled batch, then ψ on an unlabeled batch); here one
+  mixed batch (`mixed_plan`, as every SSL baseline here) serves both.
+- Views: following FedSiam ("for all the baselines ... we adopt the weak data argumentation"),
+  p_θl(y|u), the helpers' predictions, the confidence and the KL use the weak view α(u) (the paper
+  and the official code use the un-augmented u); the cross-entropy uses the strong view A(u) = π(u).
+  α(u) and A(u) go through the network together, as FixMatch; the labeled batch separately
+  (its gradient must reach σ only).
+- Confidence and averaging as the official `loss_fn_u`: only the local model's confidence decides
+  (≥ T, Table 3's T = 0.95); the cross-entropy and each helper's KL are averaged over the
+  confident samples, and are 0 when none is.
+- Votes: ŷ is the class with most votes; a tie that includes the local model's class goes to it
+  (other ties to the lowest class index). The official code breaks every tie by the lowest class
+  index (np.argmax), which with H = 2 and three different predictions picks an arbitrary class
+  over the local model's own.
+- Helpers are frozen (no gradient) and applied in eval mode with the downloaded σ's buffers.
+  The helper model is the client's downloaded σ plus the helper's ψ, as the official client
+  (`restore_helpers`): only the helpers' ψ cross the network, and are counted in the download.
+- Helpers are sent every `helper_interval` = 10 rounds (rounds 10, 20, ...), as the paper ("helper
+  agents are sent every 10 rounds") and the official server (h_interval = 10); in the other rounds
+  ŷ is the local model's argmax and the KL term is absent. A client gets helpers only if the server
+  holds its embedding (it participated before), as the official server; it gets fewer than H when
+  fewer other clients have participated.
+- The server keeps, per client id, the ψ and the embedding from that client's last upload (only
+  clients that have participated, at most K), as the official server's `cid_to_weights`. This is
+  K models in the server state and its checkpoints: 8.7 MB for the MNIST CNN with K = 100, but
+  2.3 GB for the 5.85M-parameter CIFAR CNN.
+- Embedding: the softmax output, in eval mode, of θ_k = σ_k + ψ_k (σ_k the client's uploaded σ,
+  or the server's σ in labels-at-server) on one fixed random input, drawn once from N(0, 1) in the
+  normalised input space (the official input is one truncated-Gaussian noise image); nearest by
+  Euclidean distance, as a KD-tree query (ties to the lower client id).
+- Which client is being served: the engine's `download(state, round)` names no client. Clients are
+  served in the engine's order (`Federation.sample_clients`, sorted), so `download` replays that
+  draw and counts its calls within the round. It takes the client explicitly when given.
+- Upload: dense σ and ψ (labels-at-client), dense ψ and σ's buffers (labels-at-server; the
+  clients' forward passes update BatchNorm statistics, which every method here averages). The
+  paper sends sparse differences Δσ, Δψ, dropping entries below 5e-5 (official `delta_thres`); its
+  L1 term makes ψ sparse only where the L2 term does not pull it to σ, which under λ_L2 = 10 is
+  nowhere, so an index-plus-value encoding would cost more than the dense tensors. Evaluation uses
+  σ + ψ without the official eval-time threshold |ψ| > 5e-6, which at ψ ≈ σ changes nothing.
+- Initialisation: σ_0 + ψ_0 is the run's initial model θ_0 (shared by every method), with the
+  official ratio ψ_0 = 0.2 σ_0 (`psi_factor`): σ_0 = θ_0 / 1.2, ψ_0 = 0.2 θ_0 / 1.2.
+- A client without labeled data trains ψ only (`trainable` is set per client in `client_init`)
+  and uploads ψ; the server then keeps σ. In labels-at-server this is every client.
+- Statistics (never used for training): `mask_rate`, `pseudo_label_accuracy` among kept samples
+  (from the hidden labels), `helpers` (helper models the client used).
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..aggregate import weighted_mean
+from ..batches import Batch, BatchPart, DataView, Plan
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
+
+PSI_FACTOR = 0.2        # ψ_0 = 0.2 σ_0, the official `psi_factor`
+
+# The input shape of each dataset's images (channels, height, width), for the embedding's probe.
+_IMAGE_SHAPES = {"mnist": (1, 28, 28), "fashion_mnist": (1, 28, 28), "cifar10": (3, 32, 32),
+                 "cifar100": (3, 32, 32), "svhn": (3, 32, 32)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure pieces (tested on hand cases)
+
+
+def compose(sigma: Tensors, psi: Tensors, *, freeze_sigma: bool = False, freeze_psi: bool = False) -> Tensors:
+    """θ = σ + ψ on every parameter ψ holds; the other entries of σ (buffers) are σ's own tensors,
+    so BatchNorm's running statistics, updated in place in train mode, stay in σ. `freeze_*`
+    detaches that part (the * of σ* and ψ*)."""
+    out = {}
+    for k, s in sigma.items():
+        if k in psi:
+            out[k] = (s.detach() if freeze_sigma else s) + (psi[k].detach() if freeze_psi else psi[k])
+        else:
+            out[k] = s
+    return out
+
+
+def agreement_pseudo_labels(local_probs: Tensor, helper_probs: list[Tensor], threshold: float) -> tuple[Tensor, Tensor]:
+    """ŷ = Max(1(p*_θl(y|u)) + Σ_j 1(p*_θhj(y|u))) and the confidence mask 1[max p_θl(y|u) ≥ T].
+
+    Ties that include the local model's class go to it (its vote counts 1.5); other ties to the
+    lowest class index. Returns (ŷ as class indices, mask as floats)."""
+    confidence, local = local_probs.max(1)
+    num_classes = local_probs.shape[1]
+    votes = 1.5 * F.one_hot(local, num_classes).to(local_probs.dtype)
+    for probs in helper_probs:
+        votes = votes + F.one_hot(probs.argmax(1), num_classes).to(local_probs.dtype)
+    return votes.argmax(1), (confidence >= threshold).to(local_probs.dtype)
+
+
+def l1_norm(psi: Tensors) -> Tensor:
+    """‖ψ‖₁ = Σ |ψ| over every parameter."""
+    return sum(p.abs().sum() for p in psi.values())
+
+
+def l2_to_sigma(psi: Tensors, sigma: Tensors) -> Tensor:
+    """‖σ* − ψ‖²₂ = Σ (σ − ψ)² over every parameter of ψ, σ frozen."""
+    return sum((sigma[k].detach() - p).pow(2).sum() for k, p in psi.items())
+
+
+def nearest_clients(embeddings: dict[int, Tensor], client: int, candidates: list[int], count: int) -> list[int]:
+    """The `count` candidates (never `client` itself) whose embeddings are nearest to `client`'s,
+    by Euclidean distance, nearest first; ties go to the lower client id."""
+    others = sorted(c for c in candidates if c != client)
+    if client not in embeddings or not others or count <= 0:
+        return []
+    query = embeddings[client]
+    dist = torch.stack([(embeddings[c] - query).norm() for c in others])
+    order = torch.argsort(dist, stable=True)[:count].tolist()
+    return [others[i] for i in order]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class FedMatch(Algorithm):
+    name = "fedmatch"
+    helper_interval = 10     # helpers are sent in rounds 10, 20, ... (paper; official h_interval)
+
+    def __init__(self, cfg, ctx):
+        super().__init__(cfg, ctx)
+        self.param_names = [n for n, _ in ctx.model.named_parameters()]
+        self.buffer_names = [k for k in ctx.model.state_dict() if k not in set(self.param_names)]
+        self.trainable = ("sigma", "psi")       # set per client in `client_init`
+        self._serving: tuple[int, int] = (-1, 0)   # (round, clients served so far in it)
+        self._order: dict[int, list[int]] = {}
+        if cfg.dataset not in _IMAGE_SHAPES:
+            raise ValueError(f"FedMatch: no probe input shape for dataset {cfg.dataset!r}; "
+                             f"known: {', '.join(_IMAGE_SHAPES)}")
+        generator = torch.Generator().manual_seed(cfg.seed)
+        self.probe = torch.randn((1, *_IMAGE_SHAPES[cfg.dataset]), generator=generator).to(ctx.device)
+
+    # --- server ------------------------------------------------------------------------------
+    def init_state(self, initial: Tensors) -> State:
+        sigma = {k: (v / (1.0 + PSI_FACTOR) if k in self.param_names else v) for k, v in initial.items()}
+        psi = {k: PSI_FACTOR * sigma[k] for k in self.param_names}
+        return {"sigma": sigma, "psi": psi, "client_psi": {}, "client_embedding": {}, "last": {}}
+
+    def server_update(self, state: State, round: int, train) -> None:
+        """Labels-at-server (Algorithm 2): L_s(σ) on the server's labeled set before each round, ψ
+        frozen. The engine's trainer runs no step when the server holds no labels."""
+        if round == 0 or self.cfg.server_epochs == 0:
+            return
+        train({"sigma": state["sigma"], "psi": state["psi"]}, ("sigma",), self.server_loss,
+              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        return self.supervised_loss(nets, batch.labeled), {}
+
+    def helpers_for(self, state: State, round: int, client: int | None) -> list[int]:
+        """The clients whose ψ serve as helpers θ_hj = σ + ψ_hj for `client` in `round`."""
+        if client is None or self.cfg.fedmatch_helpers == 0 or round % self.helper_interval != 0:
+            return []
+        return nearest_clients(state["client_embedding"], client, list(state["client_psi"]),
+                               self.cfg.fedmatch_helpers)
+
+    def download(self, state: State, round: int, client: int | None = None) -> Payload:
+        if client is None:
+            client = self._next_client(round)
+        payload = {"sigma": state["sigma"], "psi": state["psi"]}
+        helpers = self.helpers_for(state, round, client)
+        if helpers:
+            payload["helpers"] = [state["client_psi"][c] for c in helpers]
+        return payload
+
+    def _next_client(self, round: int) -> int | None:
+        """The client the engine is serving: its i-th `download` call of a round is for the i-th
+        of `Federation.sample_clients(round)`."""
+        from ..engine import Federation        # deferred: the engine imports the algorithms
+        if round not in self._order:
+            self._order = {round: Federation.sample_clients(SimpleNamespace(cfg=self.cfg), round)}
+        served = self._serving[1] if self._serving[0] == round else 0
+        self._serving = (round, served + 1)
+        order = self._order[round]
+        return order[served] if served < len(order) else None
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        """σ and ψ averaged (client_weights); σ only over the clients that trained it (all, with
+        labels at the clients; none, with labels at the server, where the server's σ stays); the
+        buffers over all. Then each uploader's ψ and embedding replace its previous ones."""
+        weights = self.client_weights(uploads)
+        sigma = dict(state["sigma"])
+        senders = [(u.payload["sigma"], w) for u, w in zip(uploads, weights) if "sigma" in u.payload]
+        if senders:
+            mean = weighted_mean([s for s, _ in senders], [w for _, w in senders])
+            sigma.update({k: mean[k] for k in self.param_names})
+        if self.buffer_names:
+            sigma.update(weighted_mean([self._buffers_of(u.payload) for u in uploads], weights))
+        psi = weighted_mean([u.payload["psi"] for u in uploads], weights)
+        client_psi, embeddings = dict(state["client_psi"]), dict(state["client_embedding"])
+        for u in uploads:
+            own_sigma = u.payload.get("sigma", state["sigma"])
+            client_psi[u.client] = u.payload["psi"]
+            embeddings[u.client] = self.embed(compose(own_sigma, u.payload["psi"]))
+        kept = sum(u.stats.get("mask_rate", 0.0) for u in uploads)
+        correct = sum(u.stats.get("masked_correct_rate", 0.0) for u in uploads)
+        last = {"pseudo_label_accuracy": correct / kept} if kept > 0 else {}
+        return {"sigma": sigma, "psi": psi, "client_psi": client_psi, "client_embedding": embeddings,
+                "last": last}
+
+    def _buffers_of(self, payload: Payload) -> Tensors:
+        source = payload["sigma"] if "sigma" in payload else payload["buffers"]
+        return {k: source[k] for k in self.buffer_names}
+
+    @torch.no_grad()
+    def embed(self, theta: Tensors) -> Tensor:
+        """A model's embedding: its softmax output on the fixed random probe, in eval mode."""
+        return self.ctx.apply(theta, self.probe, train=False).softmax(1)[0].detach()
+
+    def eval_tensors(self, state: State) -> Tensors:
+        return compose(state["sigma"], state["psi"])
+
+    def round_metrics(self, state: State) -> dict[str, float]:
+        return dict(state["last"])
+
+    # --- client ------------------------------------------------------------------------------
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        self.trainable = ("sigma", "psi") if view.num_labeled > 0 else ("psi",)
+        nets = {"sigma": clone(payload["sigma"]), "psi": clone(payload["psi"])}
+        for j, psi_h in enumerate(payload.get("helpers", [])):
+            # θ_hj = σ + ψ_hj with the downloaded σ, frozen; only read, in eval mode
+            nets[f"helper{j}"] = {k: v.detach() for k, v in compose(payload["sigma"], psi_h).items()}
+        return nets
+
+    def plan(self, view: DataView) -> Plan:
+        return mixed_plan(self.cfg, view)
+
+    def supervised_loss(self, nets: Nets, labeled: BatchPart) -> Tensor:
+        """L_s(σ) = λ_s CE(y, p_{σ+ψ*}(y|x)) with λ_s = 1, the mean over the labeled samples."""
+        theta = compose(nets["sigma"], nets["psi"], freeze_psi=True)
+        return F.cross_entropy(self.ctx.apply(theta, labeled.weak()), labeled.y)
+
+    def unsupervised_loss(self, nets: Nets, unlabeled: BatchPart) -> tuple[Tensor, dict[str, Tensor]]:
+        """L_u(ψ) = λ_ICCS Φ_{σ*+ψ}(·) + λ_L2 ‖σ* − ψ‖²₂ + λ_L1 ‖ψ‖₁."""
+        cfg = self.cfg
+        l2 = l2_to_sigma(nets["psi"], nets["sigma"])
+        l1 = l1_norm(nets["psi"])
+        stats: dict[str, Tensor] = {"l2_loss": l2.detach(), "l1_loss": l1.detach()}
+        n = len(unlabeled)
+        if n == 0:
+            return cfg.fedmatch_lambda_l2 * l2 + cfg.fedmatch_lambda_l1 * l1, stats
+        theta = compose(nets["sigma"], nets["psi"], freeze_sigma=True)
+        logits = self.ctx.apply(theta, torch.cat([unlabeled.weak(), unlabeled.strong()]))
+        logits_weak, logits_strong = logits[:n], logits[n:]
+        helpers = [nets[k] for k in sorted(nets) if k.startswith("helper")]
+        with torch.no_grad():      # p*_θhj: frozen helpers, eval mode
+            helper_probs = [self.ctx.apply(h, unlabeled.weak(), train=False).softmax(1) for h in helpers]
+        pseudo, mask = agreement_pseudo_labels(logits_weak.detach().softmax(1), helper_probs,
+                                               cfg.pseudo_label_threshold)
+        kept = mask.sum().clamp_min(1.0)
+        ce = (F.cross_entropy(logits_strong, pseudo, reduction="none") * mask).sum() / kept
+        log_local = logits_weak.log_softmax(1)
+        kl = logits.sum() * 0.0
+        for probs in helper_probs:      # 1/H Σ_j KL[p*_θhj(y|u) ‖ p_θl(y|u)], over confident samples
+            kl = kl + (F.kl_div(log_local, probs, reduction="none").sum(1) * mask).sum() / kept / len(helper_probs)
+        phi = cfg.unlabeled_loss_weight * ce + kl                                      # Φ(·)
+        loss = cfg.fedmatch_lambda_iccs * phi + cfg.fedmatch_lambda_l2 * l2 + cfg.fedmatch_lambda_l1 * l1
+        # metrics only: the hidden labels never enter the loss
+        correct = (pseudo == unlabeled.hidden_labels).to(mask.dtype)
+        stats.update({"pseudo_label_loss": ce.detach(), "iccs_loss": kl.detach(), "mask_rate": mask.mean(),
+                      "masked_correct_rate": (mask * correct).mean(),
+                      "helpers": torch.tensor(float(len(helpers)), device=mask.device)})
+        return loss, stats
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        """L_s(σ) + L_u(ψ): each term's gradient reaches only its own part of θ."""
+        labeled = batch.labeled
+        if len(labeled):      # only a client holding labels draws labeled samples
+            supervised = self.supervised_loss(nets, labeled)
+        else:
+            supervised = nets["psi"][self.param_names[0]].sum() * 0.0
+        unsupervised, stats = self.unsupervised_loss(nets, batch.unlabeled)
+        return supervised + unsupervised, {"classification_loss": supervised.detach(), **stats}
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        if view.num_labeled > 0:      # σ was trained (see `client_init`)
+            return {"sigma": nets["sigma"], "psi": nets["psi"]}
+        return {"psi": nets["psi"], "buffers": {k: nets["sigma"][k] for k in self.buffer_names}}
