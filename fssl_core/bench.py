@@ -33,7 +33,7 @@ def bench(cfg: RunConfig) -> dict:
             torch.cuda.synchronize(fed.ctx.device)
         seconds.append(time.perf_counter() - start)
     timed = seconds[1:] or seconds      # the first round pays for warm-up (allocator, kernels)
-    steps = sum(fed.algorithm.plan(fed.client_view(k, 1)).steps(fed.client_view(k, 1))
+    steps = sum(fed.algorithm.plan(fed.client_view(k, 1), 1).steps(fed.client_view(k, 1))
                 for k in fed.sample_clients(1))
     out = {"algorithm": cfg.algorithm, "dataset": cfg.dataset, "model": cfg.model, "device": str(fed.ctx.device),
            "device_name": torch.cuda.get_device_name(fed.ctx.device) if fed.ctx.device.type == "cuda" else "cpu",

@@ -145,11 +145,11 @@ class Federation:
         down = up = 0
         for client in self.sample_clients(round):
             view = self.client_view(client, round)
-            payload = algo.download(state, round)
+            payload = algo.download(state, round, client)
             down += payload_bytes(payload)
             nets = algo.client_init(payload, view)
             stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, view,
-                                algo.plan(view), optimizer, self.generator(round, client), round,
+                                algo.plan(view, round), optimizer, self.generator(round, client), round,
                                 after_step=algo.after_step)
             sent = algo.upload(nets, view, round)
             up += payload_bytes(sent)

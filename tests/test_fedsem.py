@@ -33,7 +33,7 @@ def test_table3_phases_are_30_then_20_rounds_of_50():
 def test_phase_two_downloads_the_frozen_phase_one_model_and_counts_its_bytes():
     algo, model = _algo(rounds=5, fedsem_phase1_fraction=0.4)      # phase 1: rounds 1-2
     state = algo.init_state({k: v.clone() for k, v in model.state_dict().items()})
-    assert "labeler" not in state and payload_bytes(algo.download(state, 1)) == MODEL_BYTES
+    assert "labeler" not in state and payload_bytes(algo.download(state, 1, client=0)) == MODEL_BYTES
 
     def round_of(state, r, shift):
         up = Upload(0, {"model": {k: v + shift for k, v in state["model"].items()}}, 10, 90)
@@ -44,12 +44,12 @@ def test_phase_two_downloads_the_frozen_phase_one_model_and_counts_its_bytes():
     state = round_of(state, 2, 1.0)                          # the last phase-1 round freezes θ*
     theta_star = {k: v.clone() for k, v in state["model"].items()}
     # round 3: the global model the client receives is θ* itself, sent once
-    assert set(algo.download(state, 3)) == {"model"} and payload_bytes(algo.download(state, 3)) == MODEL_BYTES
-    nets = algo.client_init(algo.download(state, 3), None)
+    assert set(algo.download(state, 3, client=0)) == {"model"} and payload_bytes(algo.download(state, 3, client=0)) == MODEL_BYTES
+    nets = algo.client_init(algo.download(state, 3, client=0), None)
     assert all(torch.equal(nets["labeler"][k], theta_star[k]) for k in theta_star)
     state = round_of(state, 3, 1.0)
     # round 4: the global model has moved on; θ* travels beside it and is counted
-    payload = algo.download(state, 4)
+    payload = algo.download(state, 4, client=0)
     assert set(payload) == {"model", "labeler"} and payload_bytes(payload) == 2 * MODEL_BYTES
     assert all(torch.equal(payload["labeler"][k], theta_star[k]) for k in theta_star)
     assert not torch.equal(payload["model"]["fc1.bias"], theta_star["fc1.bias"])

@@ -33,7 +33,7 @@ def test_fedavg_with_one_client_is_centralized_sgd_on_its_data():
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
     view = fed.client_view(0, 1)
-    for batch in batches(fed.images, view, fed.algorithm.plan(view), fed.generator(1, 0)):
+    for batch in batches(fed.images, view, fed.algorithm.plan(view, 1), fed.generator(1, 0)):
         opt.zero_grad()
         F.cross_entropy(model(batch.labeled.plain()), batch.labeled.y).backward()
         opt.step()

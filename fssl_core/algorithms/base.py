@@ -4,9 +4,9 @@ The engine owns loops, devices, seeds, timing, byte counts and evaluation. An al
 only its mathematics, through these hooks, called in this order each round:
 
     server_update(state, round, train)      server-side training before the round (labels-at-server)
-    download(state, round) -> payload       what each selected client receives (bytes counted)
+    download(state, round, client) -> payload   what a selected client receives (bytes counted)
     client_init(payload, view) -> nets      the client's networks, built from the payload
-    plan(view) -> Plan                      how local training walks the client's data
+    plan(view, round) -> Plan               how local training walks the client's data
     loss(nets, batch, step) -> (loss, stats)    per-step loss, a function of tensors and a batch
     after_step(nets, step)                  e.g. an EMA update of a target network
     upload(nets, view, round) -> payload    what the client sends back (bytes counted)
@@ -80,7 +80,7 @@ class Algorithm:
     def server_update(self, state: State, round: int, train: ServerTrain) -> None:
         """Train at the server before round `round` (round 0: once before the first). Default: none."""
 
-    def download(self, state: State, round: int) -> Payload:
+    def download(self, state: State, round: int, client: int) -> Payload:
         return {"model": state["model"]}
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
@@ -108,7 +108,7 @@ class Algorithm:
     def client_init(self, payload: Payload, view: DataView) -> Nets:
         return {"model": clone(payload["model"])}
 
-    def plan(self, view: DataView) -> Plan:
+    def plan(self, view: DataView, round: int) -> Plan:
         return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)
 
     def loss(self, nets: Nets, batch: Batch, step: Step) -> tuple[Tensor, dict[str, Tensor]]:

@@ -90,7 +90,7 @@ class FedFixMatch(Algorithm):
         return dict(state["last"])
 
     # --- client ------------------------------------------------------------------------------
-    def plan(self, view: DataView) -> Plan:
+    def plan(self, view: DataView, round: int) -> Plan:
         return mixed_plan(self.cfg, view)
 
     def loss(self, nets: Nets, batch: Batch, step: Step):

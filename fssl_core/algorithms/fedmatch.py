@@ -79,9 +79,6 @@ Reading choices, and why:
   or the server's σ in labels-at-server) on one fixed random input, drawn once from N(0, 1) in the
   normalised input space (the official input is one truncated-Gaussian noise image); nearest by
   Euclidean distance, as a KD-tree query (ties to the lower client id).
-- Which client is being served: the engine's `download(state, round)` names no client. Clients are
-  served in the engine's order (`Federation.sample_clients`, sorted), so `download` replays that
-  draw and counts its calls within the round. It takes the client explicitly when given.
 - Upload: dense σ and ψ (labels-at-client), dense ψ and σ's buffers (labels-at-server; the
   clients' forward passes update BatchNorm statistics, which every method here averages). The
   paper sends sparse differences Δσ, Δψ, dropping entries below 5e-5 (official `delta_thres`); its
@@ -97,7 +94,6 @@ Reading choices, and why:
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
@@ -179,8 +175,6 @@ class FedMatch(Algorithm):
         self.param_names = [n for n, _ in ctx.model.named_parameters()]
         self.buffer_names = [k for k in ctx.model.state_dict() if k not in set(self.param_names)]
         self.trainable = ("sigma", "psi")       # set per client in `client_init`
-        self._serving: tuple[int, int] = (-1, 0)   # (round, clients served so far in it)
-        self._order: dict[int, list[int]] = {}
         if cfg.dataset not in _IMAGE_SHAPES:
             raise ValueError(f"FedMatch: no probe input shape for dataset {cfg.dataset!r}; "
                              f"known: {', '.join(_IMAGE_SHAPES)}")
@@ -204,32 +198,19 @@ class FedMatch(Algorithm):
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         return self.supervised_loss(nets, batch.labeled), {}
 
-    def helpers_for(self, state: State, round: int, client: int | None) -> list[int]:
+    def helpers_for(self, state: State, round: int, client: int) -> list[int]:
         """The clients whose ψ serve as helpers θ_hj = σ + ψ_hj for `client` in `round`."""
-        if client is None or self.cfg.fedmatch_helpers == 0 or round % self.helper_interval != 0:
+        if self.cfg.fedmatch_helpers == 0 or round % self.helper_interval != 0:
             return []
         return nearest_clients(state["client_embedding"], client, list(state["client_psi"]),
                                self.cfg.fedmatch_helpers)
 
-    def download(self, state: State, round: int, client: int | None = None) -> Payload:
-        if client is None:
-            client = self._next_client(round)
+    def download(self, state: State, round: int, client: int) -> Payload:
         payload = {"sigma": state["sigma"], "psi": state["psi"]}
         helpers = self.helpers_for(state, round, client)
         if helpers:
             payload["helpers"] = [state["client_psi"][c] for c in helpers]
         return payload
-
-    def _next_client(self, round: int) -> int | None:
-        """The client the engine is serving: its i-th `download` call of a round is for the i-th
-        of `Federation.sample_clients(round)`."""
-        from ..engine import Federation        # deferred: the engine imports the algorithms
-        if round not in self._order:
-            self._order = {round: Federation.sample_clients(SimpleNamespace(cfg=self.cfg), round)}
-        served = self._serving[1] if self._serving[0] == round else 0
-        self._serving = (round, served + 1)
-        order = self._order[round]
-        return order[served] if served < len(order) else None
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
         """σ and ψ averaged (client_weights); σ only over the clients that trained it (all, with
@@ -279,7 +260,7 @@ class FedMatch(Algorithm):
             nets[f"helper{j}"] = {k: v.detach() for k, v in compose(payload["sigma"], psi_h).items()}
         return nets
 
-    def plan(self, view: DataView) -> Plan:
+    def plan(self, view: DataView, round: int) -> Plan:
         return mixed_plan(self.cfg, view)
 
     def supervised_loss(self, nets: Nets, labeled: BatchPart) -> Tensor:

@@ -79,7 +79,6 @@ class FedSem(Algorithm):
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
         self.phase1 = phase1_rounds(cfg)
-        self._serving_round = 1    # the round whose client is being served (set by `download`)
 
     def phase(self, round: int) -> int:
         return 1 if round <= self.phase1 else 2
@@ -106,8 +105,7 @@ class FedSem(Algorithm):
             new["labeler"] = clone(new["model"])
         return new
 
-    def download(self, state: State, round: int) -> Payload:
-        self._serving_round = round
+    def download(self, state: State, round: int, client: int) -> Payload:
         if self.phase(round) == 1:
             return {"model": state["model"]}
         labeler = state["labeler"]
@@ -117,14 +115,12 @@ class FedSem(Algorithm):
 
     # --- client ------------------------------------------------------------------------------
     def client_init(self, payload: Payload, view: DataView) -> Nets:
-        nets = {"model": clone(payload["model"])}
-        if self.phase(self._serving_round) == 2:
-            # θ* is only read, in eval mode, so the client keeps the received tensors
-            nets["labeler"] = payload.get("labeler", payload["model"])
-        return nets
+        # θ* (phase 2 only; in round R_G^1 + 1 it is the model itself) is only read, in eval mode,
+        # so the client keeps the received tensors; phase 1's loss never reads it
+        return {"model": clone(payload["model"]), "labeler": payload.get("labeler", payload["model"])}
 
-    def plan(self, view: DataView) -> Plan:
-        if self.phase(self._serving_round) == 1:
+    def plan(self, view: DataView, round: int) -> Plan:
+        if self.phase(round) == 1:
             return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)
         return pooled_plan(self.cfg, view)
 

@@ -162,7 +162,7 @@ class FedSiam(Algorithm):
         logits = self.ctx.apply(nets["online"], batch.labeled.weak())
         return F.cross_entropy(logits, batch.labeled.y), {}
 
-    def download(self, state: State, round: int) -> Payload:
+    def download(self, state: State, round: int, client: int) -> Payload:
         bound = boundary(state["fsm_window"], self.tau(round))
         return {"online": state["online"], "target": state["target"],
                 "boundary": torch.tensor([bound], device=self.ctx.device)}
@@ -189,7 +189,7 @@ class FedSiam(Algorithm):
         return {"online": clone(payload["online"]), "target": clone(payload["target"]),
                 "received": {"boundary": payload["boundary"]}}
 
-    def plan(self, view: DataView) -> Plan:
+    def plan(self, view: DataView, round: int) -> Plan:
         return mixed_plan(self.cfg, view)
 
     def loss(self, nets: Nets, batch: Batch, step: Step):
@@ -276,7 +276,7 @@ class FedSiamNoSiam(FedSiam):
     def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
         return {"target": nets["online"], "online": {}, "fsm": torch.zeros(len(self.layers), device=self.ctx.device)}
 
-    def download(self, state: State, round: int) -> Payload:
+    def download(self, state: State, round: int, client: int) -> Payload:
         return {"online": state["online"]}
 
     def round_metrics(self, state: State) -> dict[str, float]:
