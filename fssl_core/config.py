@@ -77,7 +77,7 @@ class RunConfig:
     fedmatch_helpers: int = 2             # H: helper models whose agreement forms FedMatch's pseudo-label
     fedmatch_lambda_iccs: float = 1e-2    # λ_ICCS: inter-client consistency weight (FedMatch)
     fedmatch_lambda_l1: float = 1e-4      # λ_L1: sparsity of ψ (FedMatch)
-    fedmatch_lambda_l2: float = 10.0      # λ_L2: ‖σ − σ*‖² keeps σ near the labeled solution (FedMatch)
+    fedmatch_lambda_l2: float = 10.0      # λ_L2: ‖σ* − ψ‖² pulls ψ toward the downloaded σ (FedMatch L_u)
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
