@@ -12,8 +12,8 @@ from .paths import figures_dir
 
 
 def paper_vs_reproduced(frame: pd.DataFrame, title: str = ""):
-    """Grouped bars: the paper's value and ours (± std over seeds) for every cell with a value."""
-    rows = frame.reset_index(drop=True)
+    """Grouped bars: the paper's value and ours (± std over seeds) for every accuracy cell."""
+    rows = frame[frame.metric == "accuracy"].reset_index(drop=True)
     labels = [f"{r.method}\n{r.setting} {r.dataset}" for r in rows.itertuples()]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(rows) + 1.5), 3.6))
@@ -39,3 +39,45 @@ def save_figure(fig, name: str, profile: str) -> Path:
     fig.savefig(tmp, dpi=120, format="png")
     os.replace(tmp, path)
     return path
+
+
+def accuracy_curves(curves: pd.DataFrame, title: str = "", target: float | None = None):
+    """Test accuracy per round, one line per method (columns: method, round, accuracy; the mean
+    over seeds), with an optional dotted target line as the paper's Figure 5."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    for method, part in curves.groupby("method", sort=False):
+        ax.plot(part["round"], part["accuracy"], label=method, lw=1.4)
+    if target is not None:
+        ax.axhline(target, ls=":", color="k", lw=1, label=f"target {target:g}%")
+    ax.set_xlabel("global round")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig, ax
+
+
+def accuracy_vs_mu(frame: pd.DataFrame, dataset: str, title: str = ""):
+    """Figure 6: FedSiam-D's accuracy against μ (rows with setting 'mu=<μ>') and the upload volume
+    on a second axis; reference methods (setting 'reference') as horizontal lines."""
+    rows = frame[(frame.dataset == dataset)]
+    mu_rows = rows[rows.setting.str.startswith("mu=")].assign(mu=lambda f: f.setting.str[3:].astype(float))
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    acc = mu_rows[mu_rows.metric == "accuracy"].sort_values("mu")
+    ax.errorbar(acc.mu, acc.reproduced_value, yerr=acc.reproduced_std.fillna(0), marker="o", label="FedSiam-D",
+                color="#1f77b4", capsize=3)
+    refs = rows[(rows.setting == "reference") & (rows.metric == "accuracy")]
+    for (method, value), ls in zip(zip(refs.method, refs.reproduced_value), ["--", "-.", ":", (0, (5, 1))]):
+        ax.axhline(value, ls=ls, color="#555555", lw=1, label=method)
+    ax.set_xlabel("μ (target reduction of online-net uploads)")
+    ax.set_ylabel("test accuracy (%)")
+    up = mu_rows[mu_rows.metric == "upload_mb"].sort_values("mu")
+    ax2 = ax.twinx()
+    ax2.plot(up.mu, up.reproduced_value, marker="s", color="#d62728", lw=1, label="upload (MB)")
+    ax2.set_ylabel("upload over the run (MB)", color="#d62728")
+    ax.set_title(title, fontsize=10)
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=7, loc="lower left")
+    fig.tight_layout()
+    return fig, ax

@@ -70,12 +70,23 @@ def dataset_available(name: str) -> bool:
         return False
 
 
+# How a cell's metric is read from a finished run. Bytes are the run's totals over all rounds.
+METRICS: dict[str, Callable[[RunResult], float | None]] = {
+    "accuracy": lambda r: r.accuracy,                                   # final round's test accuracy, %
+    "upload_mb": lambda r: r.summary["upload_bytes"] / 1e6,            # clients -> server, MB
+    "download_mb": lambda r: r.summary["download_bytes"] / 1e6,        # server -> clients, MB
+}
+
+
 def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
-                    value: Callable[[RunResult], float | None] = lambda r: r.accuracy,
                     store: RunStore | None = None, progress: bool = True) -> pd.DataFrame:
-    """Run every cell's configs (cached runs are read back) and tabulate paper vs reproduced.
+    """Run every cell's configs (cached runs are read back) and tabulate paper vs reproduced,
+    reading each cell's metric through METRICS.
 
     All cells' runs go to the executor at once, so they run side by side on the available cores."""
+    for cell in cells:
+        if cell.metric not in METRICS:
+            raise ValueError(f"Cell.metric={cell.metric!r}: must be one of {', '.join(METRICS)}")
     run_all([cfg for cell in cells if dataset_available(cell.dataset) for cfg in cell.configs],
             store=store, progress=progress)
     rows = []
@@ -90,7 +101,7 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
             rows.append({**row, "status": NEEDS_DATA})
             continue
         results = run_all(cell.configs, store=store, progress=progress)
-        values = [value(r) for r in results if r.status == "ok"]
+        values = [METRICS[cell.metric](r) for r in results if r.status == "ok"]
         values = [v for v in values if v is not None]
         row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1))
         if values:
@@ -113,7 +124,7 @@ def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The readable form: paper and reproduced side by side, with the difference."""
     out = frame.copy()
     out["delta"] = (out.reproduced_value - out.paper_value).round(2)
-    cols = ["setting", "labeled", "dataset", "method", "paper_value", "reproduced_value", "reproduced_std",
+    cols = ["setting", "labeled", "dataset", "method", "metric", "paper_value", "reproduced_value", "reproduced_std",
             "delta", "n_runs", "profile", "device", "status"]
     return out[cols]
 
@@ -187,3 +198,20 @@ def update_readme(markdown: str) -> None:
     body = re.sub(r"^# .*\n", "", markdown, count=1).replace("\n## ", "\n### ")
     new = text[:text.index(README_START) + len(README_START)] + "\n" + body + "\n" + text[text.index(README_END):]
     atomic_write_text(readme, new)
+
+
+def accuracy_curves(cells: Sequence[Cell], store: RunStore | None = None) -> pd.DataFrame:
+    """Per-round test accuracy of each cell's finished runs, averaged over seeds: one row per
+    (setting, labeled, dataset, method, round). Cells without finished runs contribute nothing."""
+    store = store or RunStore()
+    rows = []
+    for cell in cells:
+        per_round: dict[int, list[float]] = {}
+        for cfg in cell.configs:
+            result = store.load(cfg)
+            for m in (result.metrics if result is not None else []):
+                if "accuracy" in m:
+                    per_round.setdefault(m["round"], []).append(m["accuracy"])
+        rows += [{"setting": cell.setting, "labeled": cell.labeled, "dataset": cell.dataset, "method": cell.method,
+                  "round": r, "accuracy": float(np.mean(v)), "n_runs": len(v)} for r, v in sorted(per_round.items())]
+    return pd.DataFrame(rows, columns=["setting", "labeled", "dataset", "method", "round", "accuracy", "n_runs"])

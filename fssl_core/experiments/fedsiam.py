@@ -1,8 +1,11 @@
-"""FedSiam (Long et al., CIKM'21) tables as cells of RunConfigs.
+"""FedSiam (Long et al., CIKM'21) tables and figures as cells of RunConfigs.
 
 Shared parameters are its Table 2: K=100 clients, 10 active per round, R_L=5 local epochs,
 BS_tr=10, lr 0.01, momentum 0.9, weight decay 1e-4, seed 1234. Table 2 gives R_G as
 "50/150/200" in the paper's dataset order (MNIST, CIFAR-10, SVHN), which is how we read it.
+
+Table numbers follow the paper's captions: Table 7 is the sensitivity study (NoSiam, α_max, τ
+curve), Table 8 the consistency loss (MSE vs KL). The text of §4.4 calls them the other way round.
 """
 from __future__ import annotations
 
@@ -12,21 +15,34 @@ from ..report import Cell
 
 PAPER = "fedsiam"
 SEEDS = [1234, 1235, 1236]          # "average accuracy of three runs"; the paper's seed is 1234
+ABLATION_SEEDS = [1234, 1235, 1236, 1237]   # Tables 7-8: "over four runs per hyperparameter setting"
 ROUNDS = {"mnist": 50, "cifar10": 150, "svhn": 200}   # R_G of Table 2
 TABLE5_SETTINGS = ("iid", "noniid1", "noniid2", "noniid3")
-TABLE5_DATASETS = ("mnist", "cifar10", "svhn")
+DATASETS = ("mnist", "cifar10", "svhn")
+TABLE5_DATASETS = DATASETS
+# Table 6's settings (the paper-values CSV's names) -> partitions
+TABLE6_SETTINGS = {"server_iid": "server_iid", "server_noniid": "server_shards"}
+TABLE6_METHODS = ("fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt")
 # method id in the paper-values CSV -> algorithm
 METHODS = {
     "fedavg": "fedavg",
     "fedavg_plus": "fedavg_plus",
+    "fedsem": "fedsem",
+    "fedfixmatch": "fedfixmatch",
+    "fedmatch": "fedmatch",
     "fedsiam_pi": "fedsiam_pi",
     "fedsiam_mt": "fedsiam_mt",
     "fedsiam_d": "fedsiam_d",
     "fedsiam_nosiam": "fedsiam_nosiam",
 }
+# Per-method departures from Table 2, each with its reason:
+# - FedMatch runs with momentum 0, its official optimiser: under Table 2's momentum 0.9 its L2
+#   spring between ψ and σ rings and the model stays at chance (measured; see algorithms/fedmatch.py).
+METHOD_SETTINGS = {"fedmatch": {"momentum": 0.0}}
 # The quick profile keeps the paper's protocol but one local epoch (R_L = 1 of Table 2's "5/1"),
-# for every method alike, so that Table 5's MNIST cells fit a 2-core CPU; its rows say "reduced".
+# for every method alike, so that the MNIST cells fit a 2-core CPU; its rows say "reduced".
 QUICK = {"local_epochs": 1}
+FIGURE6_MUS = (0.1, 0.3, 0.5, 0.7, 0.9)   # μ on Figure 6's x axis (the figure's exact ticks are not in the text)
 
 
 def fedsiam_settings(dataset: str, setting: str) -> dict:
@@ -34,24 +50,35 @@ def fedsiam_settings(dataset: str, setting: str) -> dict:
     curve with φ_g = 10, ϕ_g = 40 for CIFAR-10; MSE consistency, except KL for CIFAR-10 non-IID."""
     curve = {"tau_curve": "rectangle", "tau_phi_g": 10, "tau_varphi_g": 40} if dataset == "cifar10" \
         else {"tau_curve": "linear", "tau_phi_g": 3}
-    kl = dataset == "cifar10" and setting != "iid"
+    kl = dataset == "cifar10" and setting not in ("iid", "server_iid")
     return {**curve, "consistency": "kl" if kl else "mse", "ema_decay": 0.999, "consistency_rampup": 10,
             "tau_mu": 0.5}
 
 
-def paper_config(dataset: str, setting: str, labeled_ratio: float, method: str, device: str) -> RunConfig:
+def paper_config(dataset: str, setting: str, labeled_ratio: float, method: str, device: str,
+                 **changes) -> RunConfig:
+    """The paper's config of one cell; `changes` are the cell's own departures (e.g. Table 7's α_max).
+    `setting` is a partition name (iid, noniid1-3, server_iid, server_shards)."""
     if method not in METHODS:
         raise ValueError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     extra = fedsiam_settings(dataset, setting) if method.startswith("fedsiam") else {}
+    extra.update(METHOD_SETTINGS.get(method, {}))
+    extra.update(changes)
+    base = dict(rounds=ROUNDS[dataset], clients=100, clients_per_round=10, local_epochs=5, batch_size=10,
+                lr=0.01, momentum=0.9, weight_decay=1e-4, device=device)
     return RunConfig(algorithm=METHODS[method], dataset=dataset, partition=setting, labeled_ratio=labeled_ratio,
-                     rounds=ROUNDS[dataset], clients=100, clients_per_round=10, local_epochs=5, batch_size=10,
-                     lr=0.01, momentum=0.9, weight_decay=1e-4, device=device, **extra)
+                     **{**base, **extra})
+
+
+def _cell(table, setting, gamma, dataset, method, cfg, profile, seeds, paper_seeds, metric="accuracy"):
+    seeds = paper_seeds if seeds is None else seeds
+    return Cell(PAPER, table, setting, f"{gamma:.2f}", dataset, method,
+                profile.configs(cfg, list(seeds), quick=QUICK), metric=metric, paper_runs=len(paper_seeds))
 
 
 def table5_cells(profile: Profile, device: str, methods, settings=TABLE5_SETTINGS, datasets=TABLE5_DATASETS,
-                 labeled_ratios=(0.10,), seeds=None) -> list[Cell]:
+                 labeled_ratios=(0.10,), seeds=None, metrics=("accuracy",)) -> list[Cell]:
     """Table 5, labels-at-client. Non-IID-III is reported only for γ=0.10, as in the paper."""
-    seeds = SEEDS if seeds is None else seeds
     cells = []
     for gamma in labeled_ratios:
         for setting in settings:
@@ -60,6 +87,65 @@ def table5_cells(profile: Profile, device: str, methods, settings=TABLE5_SETTING
             for dataset in datasets:
                 for method in methods:
                     cfg = paper_config(dataset, setting, gamma, method, device)
-                    cells.append(Cell(PAPER, "table5", setting, f"{gamma:.2f}", dataset, method,
-                                      profile.configs(cfg, list(seeds), quick=QUICK), paper_runs=len(SEEDS)))
+                    cells += [_cell("table5", setting, gamma, dataset, method, cfg, profile, seeds, SEEDS, m)
+                              for m in metrics]
+    return cells
+
+
+def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=tuple(TABLE6_SETTINGS),
+                 datasets=DATASETS, labeled_ratios=(0.01, 0.10), seeds=None) -> list[Cell]:
+    """Table 6, labels-at-server: γ|D| labeled samples at the server, trained on before each round
+    (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients."""
+    for setting in settings:
+        if setting not in TABLE6_SETTINGS:
+            raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
+    return [_cell("table6", setting, gamma, dataset, method,
+                  paper_config(dataset, TABLE6_SETTINGS[setting], gamma, method, device), profile, seeds, SEEDS)
+            for gamma in labeled_ratios for setting in settings for dataset in datasets for method in methods]
+
+
+# Table 7: one hyperparameter varied at a time around FedSiam-D's defaults (IID, γ = 0.10).
+def table7_variants(dataset: str) -> dict[str, tuple[str, dict]]:
+    """setting (as the paper-values CSV names it) -> (method, the changes from fedsiam_settings)."""
+    variants = {"siamese=no": ("fedsiam_nosiam", {}), "siamese=yes": ("fedsiam_d", {})}
+    for alpha in ("0.9", "0.99", "0.999", "0.9999"):
+        variants[f"alpha_max={alpha}"] = ("fedsiam_d", {"ema_decay": float(alpha)})
+    # the curves with the tipping points §4.4 gives for each (φ_g = 3 linear; φ_g = 10, ϕ_g = 40 rectangle)
+    variants["quantile_curve=linear"] = ("fedsiam_d", {"tau_curve": "linear", "tau_phi_g": 3})
+    variants["quantile_curve=rectangle"] = ("fedsiam_d", {"tau_curve": "rectangle", "tau_phi_g": 10,
+                                                          "tau_varphi_g": 40})
+    return variants
+
+
+def table7_cells(profile: Profile, device: str, datasets=DATASETS, seeds=None) -> list[Cell]:
+    cells = []
+    for dataset in datasets:
+        for setting, (method, changes) in table7_variants(dataset).items():
+            cfg = paper_config(dataset, "iid", 0.10, method, device, **changes)
+            cells.append(_cell("table7", setting, 0.10, dataset, method, cfg, profile, seeds, ABLATION_SEEDS))
+    return cells
+
+
+def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=("iid", "noniid1"),
+                 seeds=None) -> list[Cell]:
+    """Table 8: FedSiam-D with the MSE (Eq. 4) or the KL (Eq. 5) consistency loss."""
+    return [_cell("table8", setting, 0.10, dataset, f"fedsiam_d_{loss}",
+                  paper_config(dataset, setting, 0.10, "fedsiam_d", device, consistency=loss),
+                  profile, seeds, ABLATION_SEEDS)
+            for setting in settings for dataset in datasets for loss in ("mse", "kl")]
+
+
+def figure6_cells(profile: Profile, device: str, datasets=("mnist", "svhn"), mus=FIGURE6_MUS,
+                  references=("fedavg_plus", "fedsiam_pi", "fedsiam_mt"), seeds=None) -> list[Cell]:
+    """Figure 6: FedSiam-D's accuracy and upload volume against μ (IID, γ = 0.10), beside the
+    methods the paper draws as references. The figure's values are not in the text, so these cells
+    have no paper value; each has an accuracy and an upload_mb row."""
+    cells = []
+    for dataset in datasets:
+        runs = [(f"mu={mu:g}", "fedsiam_d", {"tau_mu": mu}) for mu in mus]
+        runs += [("reference", method, {}) for method in references]
+        for setting, method, changes in runs:
+            cfg = paper_config(dataset, "iid", 0.10, method, device, **changes)
+            cells += [_cell("figure6", setting, 0.10, dataset, method, cfg, profile, seeds, SEEDS, metric)
+                      for metric in ("accuracy", "upload_mb")]
     return cells

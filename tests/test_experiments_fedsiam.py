@@ -1,0 +1,96 @@
+"""FedSiam's tables as RunConfigs: each cell carries the paper's protocol and its own departure."""
+import json
+
+import pytest
+
+from fssl_core.config import RunConfig
+from fssl_core.experiments import fedsiam
+from fssl_core.profiles import PROFILES
+from fssl_core.report import Cell, accuracy_curves, paper_value, reproduce_cells
+from fssl_core.runs import RunStore
+
+QUICK, PAPER = PROFILES["quick"], PROFILES["paper"]
+
+
+def test_every_table_cell_has_a_paper_value_on_its_coordinates():
+    cells = (fedsiam.table5_cells(PAPER, "cpu", methods=list(fedsiam.METHODS)[:8], labeled_ratios=(0.10, 0.15, 0.20))
+             + fedsiam.table6_cells(PAPER, "cpu") + fedsiam.table7_cells(PAPER, "cpu") + fedsiam.table8_cells(PAPER, "cpu"))
+    missing = [c for c in cells if paper_value(c.paper, c.table, c.setting, c.labeled, c.dataset, c.method) is None]
+    assert not missing, [(c.table, c.setting, c.labeled, c.dataset, c.method) for c in missing[:5]]
+    # Table 5: 10 (setting, γ) pairs × 3 datasets × 8 methods; Table 6: 2 × 2 × 3 × 4; Table 7: 8 × 3; Table 8: 4 × 3
+    assert len(cells) == 240 + 48 + 24 + 12
+
+
+def test_table6_noniid_uses_two_class_shards_and_labels_at_the_server():
+    cells = fedsiam.table6_cells(PAPER, "cpu", datasets=("mnist",), labeled_ratios=(0.01,), methods=("fedsiam_mt",))
+    by_setting = {c.setting: c.configs[0] for c in cells}
+    assert by_setting["server_iid"].partition == "server_iid"
+    assert by_setting["server_noniid"].partition == "server_shards"
+    assert by_setting["server_noniid"].classes_per_client == 2 and by_setting["server_noniid"].labeled_ratio == 0.01
+
+
+def test_fedmatch_runs_with_momentum_zero_and_the_others_with_table2s():
+    assert fedsiam.paper_config("mnist", "iid", 0.1, "fedmatch", "cpu").momentum == 0.0
+    assert fedsiam.paper_config("mnist", "iid", 0.1, "fedfixmatch", "cpu").momentum == 0.9
+
+
+def test_table7_varies_one_hyperparameter_around_fedsiam_d():
+    cells = {c.setting: c for c in fedsiam.table7_cells(PAPER, "cpu", datasets=("mnist",))}
+    base = cells["siamese=yes"].configs[0]
+    assert [c.configs[0].ema_decay for s, c in cells.items() if s.startswith("alpha_max")] == [0.9, 0.99, 0.999, 0.9999]
+    assert cells["alpha_max=0.999"].configs[0] == base == cells["quantile_curve=linear"].configs[0]
+    rect = cells["quantile_curve=rectangle"].configs[0]
+    assert (rect.tau_curve, rect.tau_phi_g, rect.tau_varphi_g) == ("rectangle", 10, 40)
+    assert rect.replace(tau_curve="linear", tau_phi_g=3) == base
+    assert cells["siamese=no"].configs[0].algorithm == "fedsiam_nosiam"
+    assert len(cells["siamese=yes"].configs) == 4 and cells["siamese=yes"].paper_runs == 4
+
+
+def test_table8_changes_only_the_consistency_loss():
+    cells = fedsiam.table8_cells(PAPER, "cpu", datasets=("cifar10",), settings=("noniid1",))
+    mse, kl = (c.configs[0] for c in cells)
+    assert (mse.consistency, kl.consistency) == ("mse", "kl") and mse.replace(consistency="kl") == kl
+
+
+def test_quick_profile_keeps_the_protocol_but_one_local_epoch_and_one_seed():
+    cell = fedsiam.table5_cells(QUICK, "cpu", methods=["fedsiam_d"], settings=["iid"], datasets=["mnist"])[0]
+    (cfg,) = cell.configs
+    assert cfg == fedsiam.paper_config("mnist", "iid", 0.1, "fedsiam_d", "cpu").replace(local_epochs=1)
+
+
+def test_figure6_sweeps_mu_with_accuracy_and_upload_rows():
+    cells = fedsiam.figure6_cells(PAPER, "cpu", datasets=("mnist",), mus=(0.1, 0.9))
+    assert [(c.setting, c.metric) for c in cells[:4]] == [("mu=0.1", "accuracy"), ("mu=0.1", "upload_mb"),
+                                                         ("mu=0.9", "accuracy"), ("mu=0.9", "upload_mb")]
+    assert [c.configs[0].tau_mu for c in cells[:4:2]] == [0.1, 0.9]
+    assert {c.method for c in cells if c.setting == "reference"} == {"fedavg_plus", "fedsiam_pi", "fedsiam_mt"}
+
+
+def _fake_finished_run(store: RunStore, cfg: RunConfig, accuracies: list[float], upload_bytes: int):
+    d = store.dir(cfg)
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(cfg.to_dict()))
+    (d / "metrics.jsonl").write_text("".join(json.dumps({"round": r + 1, "accuracy": a}) + "\n"
+                                             for r, a in enumerate(accuracies)))
+    (d / "result.json").write_text(json.dumps({"status": "ok", "accuracy": accuracies[-1], "seconds": 1.0,
+                                               "upload_bytes": upload_bytes, "download_bytes": 0}))
+
+
+def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path):
+    store = RunStore(tmp_path)
+    a, b = RunConfig(rounds=2, seed=1), RunConfig(rounds=2, seed=2)
+    _fake_finished_run(store, a, [50.0, 90.0], 3_000_000)
+    _fake_finished_run(store, b, [60.0, 94.0], 5_000_000)
+    cells = [Cell("fedsiam", "table5", "iid", "0.10", "mnist", "fedavg", (a, b), metric=m, paper_runs=3)
+             for m in ("accuracy", "upload_mb")]
+    rows = reproduce_cells(cells, QUICK, "cpu", store=store, progress=False)
+    assert rows.reproduced_value.tolist() == [92.0, 4.0] and rows.reproduced_std.tolist() == [2.0, 1.0]
+    assert rows.status.tolist() == ["reduced", "reduced"]          # 2 of the paper's 3 runs
+    curves = accuracy_curves(cells[:1], store=store)
+    assert curves.accuracy.tolist() == [55.0, 92.0] and curves.n_runs.tolist() == [2, 2]
+
+
+def test_an_unknown_cell_metric_is_refused_by_name():
+    cell = Cell("fedsiam", "table5", "iid", "0.10", "mnist", "fedavg", (RunConfig(),), metric="loss")
+    with pytest.raises(ValueError, match=r"Cell.metric='loss': must be one of accuracy, upload_mb, download_mb"):
+        reproduce_cells([cell], QUICK, "cpu", progress=False)
