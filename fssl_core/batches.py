@@ -72,6 +72,11 @@ class BatchPart:
     def strong(self) -> Tensor:
         return self._view("strong", lambda x: strong_augment(x, self._generator, self.images.augment))
 
+    def transformed(self, name: str, transform: Callable[[Tensor, torch.Generator, AugmentSpec], Tensor]) -> Tensor:
+        """A view of an algorithm's own augmentation `transform(x, generator, spec)` (x in [0, 1]),
+        normalised, computed once per step under `name`."""
+        return self._view(name, lambda x: transform(x, self._generator, self.images.augment))
+
 
 class LabeledPart(BatchPart):
     @property

@@ -17,7 +17,7 @@ from . import __version__
 
 AUTO = "auto"
 DEVICES = ("cpu", "cuda")
-CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples")
+CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 
 # Fields that change how a run is executed or stored but not what it computes; they are left
 # out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
@@ -46,6 +46,9 @@ class RunConfig:
     stratified: bool = False         # server_iid: equal per-class counts on every client (FedMix IID)
     min_client_size: int = 10        # Dirichlet splits: redrawn until every client holds this many
     stream_parts: int = 1            # streaming non-IID: parts per client, one used per round
+    resplit_train: int = 0           # >0: pool the official train+test sets and redraw this many training
+    resplit_test: int = 0            #     and resplit_test test samples, class-stratified (FedMix: 64,000 / 2,000
+                                     #     Fashion-MNIST, 56,000 / 2,000 CIFAR-10); 0: the official splits
     clients: int = 100               # K
     clients_per_round: int = 10      # FedSiam's "B active clients"
     # --- optimisation (Table 2) ---------------------------------------------------------------
@@ -57,7 +60,8 @@ class RunConfig:
     weight_decay: float = 1e-4       # wd
     seed: int = 1234                 # splits, initialisation, client sampling, batches, augmentation
     # --- aggregation ---------------------------------------------------------------------------
-    client_weighting: str = "uniform"   # FedSiam Eq. (2): θ^G = 1/B Σ_b θ^b; 'labeled' / 'samples': weighted by counts
+    client_weighting: str = "uniform"   # FedSiam Eq. (2): θ^G = 1/B Σ_b θ^b; 'labeled' / 'samples': weighted by counts;
+                                        # 'fedfreq' / 'fedloss': FedMix's Eq. 10 / journal Eq. 12 (aggregate.py)
     # --- semi-supervised local training (FedSiam and its SSL baselines) -------------------------
     labeled_batch_fraction: float = 0.25  # share of each local batch that is labeled (FedSiam's authors oversample
                                           # labeled data 3× at γ=0.1, making about a quarter of each batch labeled)
@@ -78,6 +82,15 @@ class RunConfig:
     fedmatch_lambda_iccs: float = 1e-2    # λ_ICCS: inter-client consistency weight (FedMatch)
     fedmatch_lambda_l1: float = 1e-4      # λ_L1: sparsity of ψ (FedMatch)
     fedmatch_lambda_l2: float = 10.0      # λ_L2: ‖σ* − ψ‖² pulls ψ toward the downloaded σ (FedMatch L_u)
+    # --- FedMix (fedmix-fedfreq.txt, fedmix-fedloss-zh.txt) -------------------------------------
+    mix_alpha: float = 0.5           # α: weight of the aggregated unsupervised model ψ in ω_{t+1} (Eq. 9)
+    mix_beta: float = 0.3            # β: weight of the server's supervised model σ
+    mix_gamma: float = 0.2           # γ: weight of the previous global model ω_t; α+β+γ = 1
+    fedmix_pseudo_label: str = "sharpen"  # 'sharpen' (journal Eq. 8-9) or 'argmax' (conference Eq. 8)
+    sharpen_temperature: float = 0.5 # T of Sharpen; the papers give none, 0.5 is MixMatch's
+    fedmix_views: int = 5            # A: augmented views averaged into the pseudo-label
+    fedmix_lambda_1: float = 1.0     # λ_1: weight of the pseudo-label cross-entropy (Eq. 7; no value in the papers)
+    fedmix_lambda_2: float = 1.0     # λ_2: weight of the shift-vs-flip consistency (Eq. 7; no value in the papers)
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
@@ -124,11 +137,18 @@ class RunConfig:
 
     @property
     def run_id(self) -> str:
-        """Hash of every field that changes the result, plus the package version."""
-        identity = {k: v for k, v in self.to_dict().items() if k not in NOT_IN_IDENTITY}
+        """Hash of every field that changes the result and differs from its default, plus the
+        package version. Leaving defaults out means a new knob, added with a default that keeps
+        the old behaviour, does not orphan the runs already in a store; changing a default's
+        meaning is a version change."""
+        identity = {k: v for k, v in self.to_dict().items()
+                    if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
         identity["fssl_core_version"] = __version__
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+_DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
 
 
 def _parse(text: str, kind: type) -> Any:
@@ -176,6 +196,8 @@ _RULES: dict[str, Any] = {
     "rich_labeled_ratio": (0.0, 1.0),
     "min_client_size": (1, None),
     "stream_parts": (1, None),
+    "resplit_train": (0, None),
+    "resplit_test": (0, None),
     "clients": (1, None),
     "clients_per_round": (1, None),
     "rounds": (1, None),
@@ -202,6 +224,14 @@ _RULES: dict[str, Any] = {
     "fedmatch_lambda_iccs": (0.0, None),
     "fedmatch_lambda_l1": (0.0, None),
     "fedmatch_lambda_l2": (0.0, None),
+    "mix_alpha": (0.0, 1.0),
+    "mix_beta": (0.0, 1.0),
+    "mix_gamma": (0.0, 1.0),
+    "fedmix_pseudo_label": lambda: ("sharpen", "argmax"),
+    "sharpen_temperature": (1e-6, None),
+    "fedmix_views": (1, None),
+    "fedmix_lambda_1": (0.0, None),
+    "fedmix_lambda_2": (0.0, None),
     "eval_every": (1, None),
     "eval_batch_size": (1, None),
     "checkpoint_every": (1, None),
@@ -235,6 +265,13 @@ def _validate(cfg: RunConfig) -> None:
     if cfg.tau_curve == "rectangle" and cfg.tau_varphi_g <= cfg.tau_phi_g:
         raise ConfigError(f"RunConfig.tau_varphi_g={cfg.tau_varphi_g}: must exceed tau_phi_g={cfg.tau_phi_g} "
                           "for the rectangle curve (Eq. 12)")
+    mix = cfg.mix_alpha + cfg.mix_beta + cfg.mix_gamma
+    if abs(mix - 1.0) > 1e-6:
+        raise ConfigError(f"RunConfig.mix_alpha={cfg.mix_alpha}, mix_beta={cfg.mix_beta}, mix_gamma={cfg.mix_gamma}: "
+                          f"sum to {mix:g}; FedMix's Eq. 9 needs α+β+γ = 1")
+    if (cfg.resplit_train > 0) != (cfg.resplit_test > 0):
+        raise ConfigError(f"RunConfig.resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: "
+                          "set both (a resplit) or neither (the official splits)")
     if cfg.clients_per_round > cfg.clients:
         raise ConfigError(
             f"RunConfig.clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}")

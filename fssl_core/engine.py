@@ -21,7 +21,7 @@ from .algorithms.base import Algorithm, Context, State, Upload
 from .batches import DataView, Plan, TrainImages
 from .config import RunConfig
 from .data.augment import augment_spec_for
-from .data.datasets import ImageData, load_dataset
+from .data.datasets import ImageData, load_dataset, resplit
 from .data.partition import Partition, build_partition, partition_arguments
 from .models import build_model, count_parameters
 from .training import SGD, Nets, Tensors, train_party
@@ -70,6 +70,8 @@ class Federation:
     def build(cls, cfg: RunConfig) -> "Federation":
         device = resolve_device(cfg.device)
         data = load_dataset(cfg.dataset, device=device)
+        if cfg.resplit_train:
+            data = resplit(data, cfg.resplit_train, cfg.resplit_test, cfg.seed)
         partition = cls.partition_of(cfg, data)
         torch.manual_seed(derived_seed(cfg.seed, 0))   # model initialisation
         model = build_model(cfg.model, num_classes=data.num_classes, in_channels=data.in_channels).to(device)
@@ -121,6 +123,14 @@ class Federation:
         chosen = rng.choice(self.cfg.clients, size=self.cfg.clients_per_round, replace=False)
         return sorted(int(k) for k in chosen)
 
+    def participations(self, round: int) -> np.ndarray:
+        """Times each client has been selected in rounds 1..`round` (FedFreq's q, Eq. 10), replayed
+        from the seeded sampling so it needs no state of its own."""
+        counts = np.zeros(self.cfg.clients, dtype=np.int64)
+        for r in range(1, round + 1):
+            counts[self.sample_clients(r)] += 1
+        return counts
+
     def generator(self, round: int, party: int) -> torch.Generator:
         return torch.Generator(device=self.ctx.device).manual_seed(derived_seed(self.cfg.seed, round, party))
 
@@ -143,6 +153,7 @@ class Federation:
 
         uploads: list[Upload] = []
         down = up = 0
+        participations = self.participations(round)
         for client in self.sample_clients(round):
             view = self.client_view(client, round)
             payload = algo.download(state, round, client)
@@ -153,7 +164,8 @@ class Federation:
                                 after_step=algo.after_step)
             sent = algo.upload(nets, view, round)
             up += payload_bytes(sent)
-            uploads.append(Upload(client, sent, view.num_labeled, view.num_unlabeled, stats))
+            uploads.append(Upload(client, sent, view.num_labeled, view.num_unlabeled, stats,
+                                  int(participations[client])))
         state = algo.aggregate(state, uploads, round)
 
         metrics.update(_mean_stats([u.stats for u in uploads]))

@@ -43,3 +43,13 @@ def test_run_id_changes_with_results_fields_only():
     assert base.run_id == base.replace(checkpoint_every=5).run_id
     # 'auto' and the model it resolves to are the same run
     assert base.run_id == base.replace(model="cnn_mnist").run_id
+
+
+def test_run_id_leaves_out_fields_at_their_default():
+    """A knob added later with a default must not change the identity of existing runs."""
+    import json, hashlib
+    from fssl_core import __version__
+    cfg = RunConfig(seed=7, lr=0.05)
+    blob = json.dumps({"lr": 0.05, "model": "cnn_mnist", "seed": 7, "fssl_core_version": __version__},
+                      sort_keys=True, separators=(",", ":"))
+    assert cfg.run_id == hashlib.sha256(blob.encode()).hexdigest()[:16]

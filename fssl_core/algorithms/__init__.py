@@ -3,9 +3,11 @@ from .base import Algorithm
 from .fedavg import FedAvg, FedAvgPlus
 from .fedfixmatch import FedFixMatch
 from .fedmatch import FedMatch
+from .fedmix import FedMix, SupervisedAtServer
 from .fedsem import FedSem
 from .fedsiam import FedSiam, FedSiamMT, FedSiamNoSiam, FedSiamPi
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
-    cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch, FedMatch)
+    cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch, FedMatch,
+                FedMix, SupervisedAtServer)
 }

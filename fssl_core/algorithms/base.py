@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
-from ..aggregate import weighted_mean
+from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..batches import Batch, DataView, Plan
 from ..config import RunConfig
 from ..training import Nets, Step, Tensors
@@ -42,6 +42,7 @@ class Upload:
     num_labeled: int
     num_unlabeled: int
     stats: dict[str, float] = field(default_factory=dict)
+    participations: int = 1   # rounds this client has been selected in, this one included (FedFreq's q)
 
 
 @dataclass(eq=False)
@@ -89,8 +90,14 @@ class Algorithm:
 
     def client_weights(self, uploads: list[Upload]) -> list[float]:
         """RunConfig.client_weighting: 'uniform' (1/B, as FedSiam's Eq. 2 and its authors' code),
-        'labeled' (labeled samples held) or 'samples' (all samples held)."""
+        'labeled' (labeled samples held), 'samples' (all samples held), 'fedfreq' (FedMix's Eq. 10,
+        from participation counts) or 'fedloss' (from each client's mean training loss of the round;
+        the 4-byte scalar it sends is not counted in the upload bytes)."""
         how = self.cfg.client_weighting
+        if how == "fedfreq":
+            return fedfreq_weights([u.participations for u in uploads])
+        if how == "fedloss":
+            return fedloss_weights([u.stats.get("loss", 0.0) for u in uploads])
         if how == "labeled" and any(u.num_labeled for u in uploads):
             return [float(u.num_labeled) for u in uploads]
         if how == "samples":

@@ -250,3 +250,17 @@ def _unavailable_message(name: str, root: Path, origin: str,
             f'To get them: set FSSL_DATA (or pass root=) to a folder that holds them; or allow '
             f'download (download=True, FSSL_OFFLINE unset) on a machine with network access; or '
             f'fetch {_source(name)} yourself.')
+
+
+def resplit(data: ImageData, train_size: int, test_size: int, seed: int) -> ImageData:
+    """New train and test sets drawn from the pooled official splits, class-stratified
+    (`partition.resplit_train_test`; FedMix's 64,000 / 2,000 Fashion-MNIST and 56,000 / 2,000
+    CIFAR-10). Deterministic in `seed`; the leftover samples are used by neither set."""
+    from .partition import resplit_train_test
+    x = torch.cat([data.train_x, data.test_x])
+    y = torch.cat([data.train_y, data.test_y])
+    train_idx, test_idx = resplit_train_test(len(data.train_y), len(data.test_y), seed, train_size=train_size,
+                                             test_size=test_size, labels=y.cpu().numpy())
+    train_idx, test_idx = (torch.as_tensor(i, device=x.device) for i in (train_idx, test_idx))
+    return ImageData(data.name, x[train_idx], y[train_idx], x[test_idx], y[test_idx], data.num_classes,
+                     data.mean, data.std)

@@ -1,0 +1,152 @@
+"""FedMix (Zhang et al., "Semi-Supervised Federated Learning with non-IID Data: Algorithm and System
+Design", fedmix-fedfreq.txt; and its journal version with FedLoss, fedmix-fedloss-zh.txt), in the
+labels-at-server scenario, and the supervised-only baseline at the server.
+
+One round, in the papers' symbols (Algorithm 1 of both):
+
+    σ_t ← ω_t;  σ_{t+1} = σ_t − η ∇L_s(σ_t)  over the server's N_s labeled samples    (Eq. 6)
+    ψ_t^k ← ω_t;  ψ_{t+1}^k = ψ_t^k − η ∇L_u(ψ_t^k)  on client k's unlabeled data       (Eq. 7)
+    ψ_{t+1} = Σ_k w^k ψ_{t+1}^k       w^k: FedAvg, FedFreq (Eq. 10) or FedLoss (journal Eq. 12)
+    ω_{t+1} = α ψ_{t+1} + β σ_{t+1} + γ ω_t,   α + β + γ = 1                          (Eq. 9)
+
+    L_s(σ) = λ_s CE(y, f_σ(x))
+    L_u(ψ) = λ_1 CE(ŷ, f_ψ(u)) + λ_2 ‖f_ψ(π_1(u)) − f_ψ(π_2(u))‖²                   (journal Eq. 7)
+    ȳ = 1/A Σ_{i=1..A} f_ψ(π_i(u));  ŷ = Sharpen(ȳ, T) (journal Eq. 8-9) or one-hot argmax ȳ (Eq. 8)
+
+with π_1 a shift, π_2 a flip, A = 5 views and a confidence threshold τ = 0.80 on max ȳ.
+
+Reading choices, and why (see also the config comments of the fedmix_* fields):
+- Clients start from ω_t, not from the new σ_{t+1} (Algorithm 1: ψ_t^k ← ω_t); the server's σ
+  enters only through the mix. What crosses the network is one model each way: ω_t down, ψ^k up
+  (the journal's "half the communication" of FedMatch, which sends σ and ψ, rests on this).
+- The conference paper's λ_L1 ‖σ_t − ψ_t^k‖² term is left out, as the journal does: the client
+  cannot know σ without a second download, which the journal's communication claim excludes.
+- f is the softmax output. ŷ is computed without gradient from the A views π_i(u) = random shift
+  + flip (the papers' "flip and shift", with the dataset's flip setting; digits are not flipped).
+  The confidence test is on max ȳ before sharpening (after sharpening τ = 0.8 would admit far less
+  confident samples). CE(ŷ, f(u)) is on the un-augmented u, as Eq. 7 writes; masked samples count
+  as 0 and the mean is over the batch (Eq. 3's 1/m Σ).
+- The consistency is the squared L2 distance between the softmax outputs of a shifted and a flipped
+  view, summed over classes and averaged over the batch.
+- λ_s = λ_1 = λ_2 = 1 and T = 0.5 (MixMatch's): the papers give no values.
+- All floating state is mixed by Eq. 9, BatchNorm running statistics included; integer counters
+  are taken from ψ.
+- FedLoss's l^k is the client's mean training loss L_u over the round's steps (the journal's "loss
+  value of the client's model training", available at no cost).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..aggregate import weighted_mean
+from ..batches import Batch, DataView, Plan
+from ..data.augment import AugmentSpec, random_crop_flip
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
+
+
+def sharpen(probs: Tensor, temperature: float) -> Tensor:
+    """Journal Eq. 9: ŷ_j = ȳ_j^{1/T} / Σ_c ȳ_c^{1/T}, per row."""
+    powered = probs.pow(1.0 / temperature)
+    return powered / powered.sum(1, keepdim=True)
+
+
+def mix_models(psi: Tensors, sigma: Tensors, omega: Tensors, alpha: float, beta: float, gamma: float) -> Tensors:
+    """Eq. 9: ω_{t+1} = α ψ_{t+1} + β σ_{t+1} + γ ω_t for floating tensors; integer buffers from ψ."""
+    return {k: (alpha * psi[k] + beta * sigma[k] + gamma * omega[k]) if psi[k].is_floating_point() else psi[k].clone()
+            for k in psi}
+
+
+def shift(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
+    """π_1: a random translation by up to spec.pad pixels (reflect-padded), no flip."""
+    return random_crop_flip(x, generator, AugmentSpec(flip=False, pad=spec.pad))
+
+
+def flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
+    """π_2: a random horizontal flip (p = 0.5) where the dataset allows one, else the image itself."""
+    return random_crop_flip(x, generator, AugmentSpec(flip=spec.flip, pad=0))
+
+
+class FedMix(Algorithm):
+    name = "fedmix"
+
+    # --- server ------------------------------------------------------------------------------
+    def server_update(self, state: State, round: int, train) -> None:
+        """σ_t ← ω_t, then `server_epochs` epochs of L_s on the labeled set (Eq. 6)."""
+        if round == 0:
+            return
+        nets = {"model": clone(state["model"])}
+        if self.cfg.server_epochs:
+            train(nets, ("model",), self.server_loss,
+                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+        state["sigma"] = nets["model"]
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        logits = self.ctx.apply(nets["model"], batch.labeled.plain())
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        psi = weighted_mean([u.payload["model"] for u in uploads], self.client_weights(uploads))
+        cfg = self.cfg
+        omega = mix_models(psi, state["sigma"], state["model"], cfg.mix_alpha, cfg.mix_beta, cfg.mix_gamma)
+        return {"model": omega}
+
+    # --- client ------------------------------------------------------------------------------
+    def plan(self, view: DataView, round: int) -> Plan:
+        return mixed_plan(self.cfg, view)
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        """L_u (journal Eq. 7) on the batch's unlabeled samples."""
+        cfg, u = self.cfg, batch.unlabeled
+        n = len(u)
+        model = nets["model"]
+        with torch.no_grad():        # ȳ over A views (Eq. 8), one forward for all of them
+            views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
+            mean_probs = self.ctx.apply(model, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
+            confidence, hard = mean_probs.max(1)
+            mask = (confidence >= cfg.pseudo_label_threshold).to(mean_probs.dtype)
+            target = (sharpen(mean_probs, cfg.sharpen_temperature) if cfg.fedmix_pseudo_label == "sharpen"
+                      else F.one_hot(hard, mean_probs.shape[1]).to(mean_probs.dtype))
+        logits = self.ctx.apply(model, torch.cat([u.plain(), u.transformed("shift", shift),
+                                                  u.transformed("flip", flip)]))
+        plain, shifted, flipped = logits[:n], logits[n:2 * n], logits[2 * n:]
+        pseudo_label = (-(target * plain.log_softmax(1)).sum(1) * mask).mean()
+        consistency = (shifted.softmax(1) - flipped.softmax(1)).pow(2).sum(1).mean()
+        loss = cfg.fedmix_lambda_1 * pseudo_label + cfg.fedmix_lambda_2 * consistency
+        correct = (hard == u.hidden_labels).to(mask.dtype)      # metrics only
+        return loss, {"pseudo_label_loss": pseudo_label.detach(), "consistency_loss": consistency.detach(),
+                      "mask_rate": mask.mean(), "masked_correct_rate": (mask * correct).mean()}
+
+
+class SupervisedAtServer(Algorithm):
+    """The journal's supervised-only baseline ("SL"): the global model trained on the server's N_s
+    labeled samples alone, `server_epochs` epochs per round; clients receive and send nothing."""
+    name = "supervised_server"
+    trainable = ()
+
+    def server_update(self, state: State, round: int, train) -> None:
+        if round == 0 or self.cfg.server_epochs == 0:
+            return
+        train({"model": state["model"]}, ("model",), self.server_loss,
+              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        logits = self.ctx.apply(nets["model"], batch.labeled.plain())
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def download(self, state: State, round: int, client: int) -> Payload:
+        return {}
+
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        return {}
+
+    def plan(self, view: DataView, round: int) -> Plan:
+        return Plan(epochs=0, labeled_batch=0)
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        return {}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        return state

@@ -1,0 +1,98 @@
+"""FedMix: FedFreq and FedLoss weights and the mixing step on hand-computed cases, the
+pseudo-label sharpening, the resplit, and the supervised-only baseline sending nothing."""
+import numpy as np
+import pytest
+import torch
+
+from fssl_core.aggregate import fedfreq_weights, fedloss_weights, one_minus_share_weights
+from fssl_core.algorithms.base import Context, Upload
+from fssl_core.algorithms.fedmix import FedMix, mix_models, sharpen
+from fssl_core.config import ConfigError, RunConfig
+from fssl_core.data.datasets import ImageData, resplit
+from fssl_core.engine import Federation
+from fssl_core.models import build_model
+
+from .conftest import requires_mnist
+
+
+def test_fedfreq_weights_favour_rare_clients_and_a_new_one_most():
+    # q counts the current round: A selected 4 times before, B once, C never (K=6, F=0.5, FK-1 = 2)
+    assert fedfreq_weights([5, 2, 1]) == pytest.approx([0.1875, 0.375, 0.4375])
+    assert fedfreq_weights([1, 1, 1]) == pytest.approx([1 / 3] * 3)      # first round: uniform
+    assert fedfreq_weights([7]) == [1.0]
+    with pytest.raises(ValueError, match=r"participations=\[0, 1\]: each must be >= 1"):
+        fedfreq_weights([0, 1])
+
+
+def test_fedloss_weights_favour_low_losses_and_sum_to_one():
+    assert fedloss_weights([0.5, 1.0, 2.5]) == pytest.approx([0.4375, 0.375, 0.1875])
+    assert fedloss_weights([0.0, 0.0, 3.0]) == pytest.approx([0.5, 0.5, 0.0])
+    assert fedloss_weights([0.0, 0.0]) == [0.5, 0.5]                      # no share defined: uniform
+    w = one_minus_share_weights([0.3, 1.7, 0.2, 4.1, 0.9])
+    assert sum(w) == pytest.approx(1.0) and min(w) >= 0
+    with pytest.raises(ValueError, match="must be finite and non-negative"):
+        fedloss_weights([1.0, float("nan")])
+
+
+def test_mixing_is_eq9_and_keeps_integer_counters_from_psi():
+    psi = {"w": torch.tensor([1.0, 10.0]), "n": torch.tensor(3)}
+    sigma = {"w": torch.tensor([2.0, 20.0]), "n": torch.tensor(5)}
+    omega = {"w": torch.tensor([4.0, 40.0]), "n": torch.tensor(9)}
+    mixed = mix_models(psi, sigma, omega, 0.5, 0.3, 0.2)
+    assert torch.allclose(mixed["w"], torch.tensor([1.9, 19.0]))        # 0.5·1 + 0.3·2 + 0.2·4
+    assert int(mixed["n"]) == 3
+
+
+def test_fedmix_aggregate_mixes_the_weighted_client_mean_with_sigma_and_the_old_global():
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    algo = FedMix(RunConfig(algorithm="fedmix", client_weighting="fedloss"), Context(model, 10, torch.device("cpu")))
+    zero = {k: torch.zeros_like(v) for k, v in model.state_dict().items()}
+    const = lambda c: {k: torch.full_like(v, c) for k, v in zero.items()}
+    uploads = [Upload(0, {"model": const(1.0)}, 0, 50, {"loss": 0.5}), Upload(1, {"model": const(3.0)}, 0, 50, {"loss": 1.5})]
+    state = algo.aggregate({"model": const(10.0), "sigma": const(2.0)}, uploads, 1)
+    # FedLoss: p = (0.25, 0.75), w = (0.75, 0.25); ψ = 0.75·1 + 0.25·3 = 1.5; ω = 0.5·1.5 + 0.3·2 + 0.2·10
+    assert set(state) == {"model"}
+    assert all(torch.allclose(v, torch.full_like(v, 3.35)) for v in state["model"].values())
+
+
+def test_sharpen_on_a_hand_case():
+    out = sharpen(torch.tensor([[0.85, 0.10, 0.05]]), 0.5)
+    assert torch.allclose(out, torch.tensor([[0.7225, 0.01, 0.0025]]) / 0.735)
+    assert torch.allclose(sharpen(torch.tensor([[0.2, 0.8]]), 1.0), torch.tensor([[0.2, 0.8]]))
+
+
+def test_mix_weights_must_sum_to_one_and_a_resplit_needs_both_sizes():
+    with pytest.raises(ConfigError, match=r"mix_alpha=0.5, mix_beta=0.5, mix_gamma=0.2: sum to 1.2"):
+        RunConfig(mix_beta=0.5)
+    with pytest.raises(ConfigError, match=r"resplit_train=100, resplit_test=0: set both"):
+        RunConfig(resplit_train=100)
+
+
+def test_resplit_draws_stratified_disjoint_sets_from_train_and_test_pooled():
+    x = torch.arange(40, dtype=torch.float32).view(40, 1, 1, 1).expand(40, 1, 2, 2).contiguous()
+    y = torch.arange(40) % 4
+    data = ImageData("fake", x[:30], y[:30], x[30:], y[30:], 4, (0.0,), (1.0,))
+    new = resplit(data, 24, 8, seed=3)
+    assert len(new.train_y) == 24 and len(new.test_y) == 8
+    assert np.bincount(new.train_y.numpy()).tolist() == [6] * 4 and np.bincount(new.test_y.numpy()).tolist() == [2] * 4
+    ids = lambda t: set(t[:, 0, 0, 0].long().tolist())
+    assert not ids(new.train_x) & ids(new.test_x)
+    assert len((ids(new.train_x) | ids(new.test_x)) & set(range(30, 40))) >= 2   # 32 drawn > 30 official train
+    assert torch.equal(resplit(data, 24, 8, seed=3).train_x, new.train_x)
+
+
+@requires_mnist
+def test_participations_replay_the_sampling_and_the_supervised_baseline_sends_nothing():
+    cfg = RunConfig(algorithm="supervised_server", partition="server_iid", labeled_ratio=0.01, clients=20,
+                    clients_per_round=3, rounds=4, batch_size=50)
+    fed = Federation.build(cfg)
+    expected = np.zeros(20, dtype=int)
+    for r in range(1, 5):
+        for k in fed.sample_clients(r):
+            expected[k] += 1
+        assert fed.participations(r).tolist() == expected.tolist()
+    state = fed.initial_state()
+    before = {k: v.clone() for k, v in state["model"].items()}
+    state, metrics = fed.run_round(state, 1)
+    assert metrics["upload_bytes"] == metrics["download_bytes"] == 0
+    assert any(not torch.equal(before[k], state["model"][k]) for k in before)   # the server trained
