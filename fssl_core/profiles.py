@@ -28,10 +28,11 @@ class Profile:
 
     def configs(self, paper_config: RunConfig, paper_seeds: list[int],
                 quick: dict[str, Any] | None = None) -> tuple[RunConfig, ...]:
-        """The configs this profile runs for one table cell; `quick` are the cell's own reductions."""
-        changes = dict(self.overrides)
-        if self.name == "quick" and quick:
-            changes.update(quick)
+        """The configs this profile runs for one table cell; `quick` are the cell's own reductions,
+        applied by the quick profile and, under its own overrides, by smoke (a smoke run is a
+        shortened quick run, e.g. never the paper's large model on a CPU)."""
+        changes = dict(quick or {}) if self.name in ("quick", "smoke") else {}
+        changes.update(self.overrides)
         return tuple(paper_config.replace(seed=s, **changes) for s in self.seeds(paper_seeds))
 
 

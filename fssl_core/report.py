@@ -75,6 +75,11 @@ METRICS: dict[str, Callable[[RunResult], float | None]] = {
     "accuracy": lambda r: r.accuracy,                                   # final round's test accuracy, %
     "upload_mb": lambda r: r.summary["upload_bytes"] / 1e6,            # clients -> server, MB
     "download_mb": lambda r: r.summary["download_bytes"] / 1e6,        # server -> clients, MB
+    "total_mb": lambda r: (r.summary["upload_bytes"] + r.summary["download_bytes"]) / 1e6,
+    # the highest test accuracy of the run's curve and its round: papers that claim "highest
+    # converged accuracy" or "rounds to best" report these; never used to select a model
+    "best_accuracy": lambda r: r.summary["best_accuracy"],
+    "best_round": lambda r: r.summary["best_round"],
 }
 
 

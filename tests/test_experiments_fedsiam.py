@@ -92,5 +92,12 @@ def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path):
 
 def test_an_unknown_cell_metric_is_refused_by_name():
     cell = Cell("fedsiam", "table5", "iid", "0.10", "mnist", "fedavg", (RunConfig(),), metric="loss")
-    with pytest.raises(ValueError, match=r"Cell.metric='loss': must be one of accuracy, upload_mb, download_mb"):
+    with pytest.raises(ValueError, match=r"Cell.metric=.loss.: must be one of accuracy, upload_mb, download_mb, total_mb"):
         reproduce_cells([cell], QUICK, "cpu", progress=False)
+
+
+def test_smoke_is_a_shortened_quick_run():
+    from fssl_core.experiments import fedmix
+    (cfg,) = fedmix.streaming_cells(PROFILES["smoke"], "cpu", methods=["fedmix_fedloss"])[0].configs
+    assert cfg.model == "cnn_mnist"                                  # the cell's quick reduction...
+    assert (cfg.rounds, cfg.clients_per_round, cfg.local_epochs) == (2, 2, 1)   # ...under smoke's own
