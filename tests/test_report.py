@@ -28,8 +28,8 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
     assert back.loc[0, "labeled"] == "0.10" and math.isnan(back.loc[1, "reproduced_value"])
 
     report = merge_results("quick", {"fedsiam_table5": 71.0}).read_text()
-    assert "| iid | 0.10 | mnist | fedavg | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
-    assert "| cifar10 | fedavg | 49.14 |  |" in report and "needs-data" in report
+    assert "| iid | 0.10 | mnist | fedavg | accuracy | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
+    assert "| cifar10 | fedavg | accuracy | 49.14 |  |" in report and "needs-data" in report
     assert "| fedsiam_table5 | 71 |" in report
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("intro\n<!-- results:start -->\n") and readme.endswith("<!-- results:end -->\nafter\n")
