@@ -132,9 +132,7 @@ class SupervisedAtServer(Algorithm):
         train({"model": state["model"]}, ("model",), self.server_loss,
               Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
 
-    def server_loss(self, nets: Nets, batch: Batch, step: Step):
-        logits = self.ctx.apply(nets["model"], batch.labeled.plain())
-        return F.cross_entropy(logits, batch.labeled.y), {}
+    server_loss = FedMix.server_loss
 
     def download(self, state: State, round: int, client: int) -> Payload:
         return {}
