@@ -1,8 +1,9 @@
 """Run profiles: how much of a paper's protocol a notebook runs.
 
 - smoke: seconds; checks the wiring only (nbval runs every notebook at this profile).
-- quick: minutes on a 2-core CPU for MNIST-class data; fewer seeds (and, where a notebook says
-  so, fewer rounds). Every row it produces is labeled "reduced".
+- quick: minutes on a 2-core CPU for MNIST-class data; fewer seeds, the cell's own reductions
+  (e.g. one local epoch) and, by default, a slice of what a table sweeps (`scope`). Every row it
+  produces is labeled "reduced".
 - paper: the paper's settings: its rounds, clients and number of seeds.
 """
 from __future__ import annotations
@@ -34,6 +35,12 @@ class Profile:
         changes = dict(quick or {}) if self.name in ("quick", "smoke") else {}
         changes.update(self.overrides)
         return tuple(paper_config.replace(seed=s, **changes) for s in self.seeds(paper_seeds))
+
+    def scope(self, full, quick) -> list:
+        """What a table sweeps when the notebook leaves it to the profile: the paper's whole list,
+        or, at quick and smoke, the slice that keeps a reproduction within a CPU session (a whole
+        FedSiam Table 5 is ~2 CPU-hours at quick). A notebook parameter set to a list overrides it."""
+        return list(full if self.name == "paper" else quick)
 
 
 PROFILES = {

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -34,7 +36,8 @@
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
-methods = ["supervised_server", "fedmatch", "fedmix", "fedmix_fedavg", "fedmix_fedfreq", "fedmix_fedloss"]
+methods = None                          # None: the profile's scope (quick: supervised_server, fedmatch,
+                                        # fedmix_fedloss; paper: those and fedmix, fedmix_fedavg, fedmix_fedfreq)
 seeds = None                            # None: seed 1
 
 # %%
@@ -49,7 +52,7 @@ from fssl_core.report import comparison_table, reproduce_cells, save_notebook_re
 run_profile = get_profile(profile)
 cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds)
 results = reproduce_cells(cells, run_profile, device)
-claims = fedmix.streaming_claims(results) if {"fedmix_fedloss", "fedmatch"} <= set(methods) else results.iloc[:0]
+claims = fedmix.streaming_claims(results) if {"fedmix_fedloss", "fedmatch"} <= set(results.method) else results.iloc[:0]
 save_notebook_results(pd.concat([results, claims], ignore_index=True), "fedmix_streaming_fmnist", run_profile)
 results.pivot_table(index="method", columns="metric", values="reproduced_value", sort=False)
 

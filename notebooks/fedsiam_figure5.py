@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -24,7 +26,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["svhn", "mnist"]
-settings = ["iid", "noniid1", "noniid2"]
+settings = None                         # None: the profile's scope (quick: iid; paper: iid, noniid1, noniid2)
 methods = ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_d"]
 target_accuracy = {"svhn": 85.0, "mnist": 95.0}   # the dotted line (the paper prints no value for it)
 seeds = None
@@ -38,8 +40,8 @@ from fssl_core.profiles import get_profile
 from fssl_core.report import accuracy_curves as curves_of, dataset_available, reproduce_cells
 
 run_profile = get_profile(profile)
-cells = fedsiam.table5_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
-                             seeds=seeds)
+cells = fedsiam.figure5_cells(run_profile, device, datasets=datasets, settings=settings, methods=methods,
+                              seeds=seeds)
 results = reproduce_cells(cells, run_profile, device)
 curves = curves_of(cells)
 print({d: "ok" if dataset_available(d) else "needs-data" for d in datasets})

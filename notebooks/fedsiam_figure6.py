@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -28,7 +30,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "svhn"]
-mus = [0.1, 0.3, 0.5, 0.7, 0.9]
+mus = None                              # None: the profile's scope (quick: 0.1, 0.5, 0.9; paper: 0.1-0.9 by 0.2)
 seeds = None
 
 # %%

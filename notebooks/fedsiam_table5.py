@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -42,7 +44,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-settings = ["iid", "noniid1", "noniid2", "noniid3"]
+settings = None                         # None: the profile's scope (quick: iid; paper: iid, noniid1-3)
 labeled_ratios = [0.10]                 # γ; the paper also reports 0.15 and 0.20
 methods = ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt", "fedsiam_d"]
 seeds = None                            # None: the profile's share of the paper's seeds 1234-1236

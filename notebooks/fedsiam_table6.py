@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -33,8 +35,8 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-settings = ["server_iid", "server_noniid"]
-labeled_ratios = [0.01, 0.10]           # γ: labeled fraction of the whole training set, at the server
+settings = None                         # None: the profile's scope (quick: server_iid; paper: and server_noniid)
+labeled_ratios = None                   # γ, labeled fraction of the training set at the server; None: quick 0.10, paper 0.01 and 0.10
 methods = ["fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt"]
 seeds = None                            # None: the profile's share of the paper's seeds 1234-1236
 

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -29,6 +31,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
+variants = None                         # None: the profile's scope (quick: siamese, α_max 0.99/0.999, both curves; paper: all)
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %%
@@ -38,7 +41,7 @@ from fssl_core.profiles import get_profile
 from fssl_core.report import comparison_table, large_deltas, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
-cells = fedsiam.table7_cells(run_profile, device, datasets=datasets, seeds=seeds)
+cells = fedsiam.table7_cells(run_profile, device, datasets=datasets, variants=variants, seeds=seeds)
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_table7", run_profile)
 comparison_table(results)

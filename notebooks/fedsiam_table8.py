@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -26,7 +28,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-settings = ["iid", "noniid1"]
+settings = None                         # None: the profile's scope (quick: iid; paper: iid, noniid1)
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %%

@@ -43,6 +43,22 @@ METHOD_SETTINGS = {"fedmatch": {"momentum": 0.0}}
 # for every method alike, so that the MNIST cells fit a 2-core CPU; its rows say "reduced".
 QUICK = {"local_epochs": 1}
 FIGURE6_MUS = (0.1, 0.3, 0.5, 0.7, 0.9)   # μ on Figure 6's x axis (the figure's exact ticks are not in the text)
+FIGURE5_SETTINGS = ("iid", "noniid1", "noniid2")
+FIGURE5_METHODS = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_d")
+# What the quick (and smoke) profile sweeps when a notebook leaves it to the profile (None). Each
+# keeps a paper claim checkable on MNIST within minutes per notebook on a 2-core CPU; the cells
+# shared between notebooks (e.g. Table 5's IID FedSiam-D is Table 7's "siamese=yes", Table 8's
+# MSE and Figure 6's μ = 0.5) train once.
+QUICK_SCOPE = {
+    "table5_settings": ("iid",),                 # all eight methods, IID: the main comparison
+    "table6_settings": ("server_iid",),
+    "table6_labeled_ratios": (0.10,),
+    "table7_variants": ("siamese=no", "siamese=yes", "alpha_max=0.99", "alpha_max=0.999",
+                        "quantile_curve=linear", "quantile_curve=rectangle"),
+    "table8_settings": ("iid",),
+    "figure5_settings": ("iid",),
+    "figure6_mus": (0.1, 0.5, 0.9),
+}
 
 
 def fedsiam_settings(dataset: str, setting: str) -> dict:
@@ -76,9 +92,12 @@ def _cell(table, setting, gamma, dataset, method, cfg, profile, seeds, paper_see
                 profile.configs(cfg, list(seeds), quick=QUICK), metric=metric, paper_runs=len(paper_seeds))
 
 
-def table5_cells(profile: Profile, device: str, methods, settings=TABLE5_SETTINGS, datasets=TABLE5_DATASETS,
+def table5_cells(profile: Profile, device: str, methods, settings=None, datasets=TABLE5_DATASETS,
                  labeled_ratios=(0.10,), seeds=None, metrics=("accuracy",)) -> list[Cell]:
-    """Table 5, labels-at-client. Non-IID-III is reported only for γ=0.10, as in the paper."""
+    """Table 5, labels-at-client. Non-IID-III is reported only for γ=0.10, as in the paper.
+    settings=None: the profile's scope."""
+    if settings is None:
+        settings = profile.scope(TABLE5_SETTINGS, QUICK_SCOPE["table5_settings"])
     cells = []
     for gamma in labeled_ratios:
         for setting in settings:
@@ -92,10 +111,15 @@ def table5_cells(profile: Profile, device: str, methods, settings=TABLE5_SETTING
     return cells
 
 
-def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=tuple(TABLE6_SETTINGS),
-                 datasets=DATASETS, labeled_ratios=(0.01, 0.10), seeds=None) -> list[Cell]:
+def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=None,
+                 datasets=DATASETS, labeled_ratios=None, seeds=None) -> list[Cell]:
     """Table 6, labels-at-server: γ|D| labeled samples at the server, trained on before each round
-    (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients."""
+    (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients.
+    settings, labeled_ratios = None: the profile's scope."""
+    if settings is None:
+        settings = profile.scope(TABLE6_SETTINGS, QUICK_SCOPE["table6_settings"])
+    if labeled_ratios is None:
+        labeled_ratios = profile.scope((0.01, 0.10), QUICK_SCOPE["table6_labeled_ratios"])
     for setting in settings:
         if setting not in TABLE6_SETTINGS:
             raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
@@ -117,29 +141,50 @@ def table7_variants(dataset: str) -> dict[str, tuple[str, dict]]:
     return variants
 
 
-def table7_cells(profile: Profile, device: str, datasets=DATASETS, seeds=None) -> list[Cell]:
+def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None, seeds=None) -> list[Cell]:
+    """variants: Table 7's setting names (table7_variants); None: the profile's scope."""
+    known = table7_variants("mnist")
+    if variants is None:
+        variants = profile.scope(known, QUICK_SCOPE["table7_variants"])
+    for name in variants:
+        if name not in known:
+            raise ValueError(f"variants: {name!r} must be one of {', '.join(known)}")
     cells = []
     for dataset in datasets:
         for setting, (method, changes) in table7_variants(dataset).items():
+            if setting not in variants:
+                continue
             cfg = paper_config(dataset, "iid", 0.10, method, device, **changes)
             cells.append(_cell("table7", setting, 0.10, dataset, method, cfg, profile, seeds, ABLATION_SEEDS))
     return cells
 
 
-def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=("iid", "noniid1"),
-                 seeds=None) -> list[Cell]:
-    """Table 8: FedSiam-D with the MSE (Eq. 4) or the KL (Eq. 5) consistency loss."""
+def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=None, seeds=None) -> list[Cell]:
+    """Table 8: FedSiam-D with the MSE (Eq. 4) or the KL (Eq. 5) consistency loss, IID and
+    Non-IID-I; settings=None: the profile's scope."""
+    if settings is None:
+        settings = profile.scope(("iid", "noniid1"), QUICK_SCOPE["table8_settings"])
     return [_cell("table8", setting, 0.10, dataset, f"fedsiam_d_{loss}",
                   paper_config(dataset, setting, 0.10, "fedsiam_d", device, consistency=loss),
                   profile, seeds, ABLATION_SEEDS)
             for setting in settings for dataset in datasets for loss in ("mse", "kl")]
 
 
-def figure6_cells(profile: Profile, device: str, datasets=("mnist", "svhn"), mus=FIGURE6_MUS,
+def figure5_cells(profile: Profile, device: str, datasets=("svhn", "mnist"), settings=None,
+                  methods=FIGURE5_METHODS, seeds=None) -> list[Cell]:
+    """Figure 5's convergence curves are Table 5's runs (γ = 0.10); settings=None: the profile's scope."""
+    if settings is None:
+        settings = profile.scope(FIGURE5_SETTINGS, QUICK_SCOPE["figure5_settings"])
+    return table5_cells(profile, device, methods=methods, settings=settings, datasets=datasets, seeds=seeds)
+
+
+def figure6_cells(profile: Profile, device: str, datasets=("mnist", "svhn"), mus=None,
                   references=("fedavg_plus", "fedsiam_pi", "fedsiam_mt"), seeds=None) -> list[Cell]:
     """Figure 6: FedSiam-D's accuracy and upload volume against μ (IID, γ = 0.10), beside the
     methods the paper draws as references. The figure's values are not in the text, so these cells
-    have no paper value; each has an accuracy and an upload_mb row."""
+    have no paper value; each has an accuracy and an upload_mb row. mus=None: the profile's scope."""
+    if mus is None:
+        mus = profile.scope(FIGURE6_MUS, QUICK_SCOPE["figure6_mus"])
     cells = []
     for dataset in datasets:
         runs = [(f"mu={mu:g}", "fedsiam_d", {"tau_mu": mu}) for mu in mus]
