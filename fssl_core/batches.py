@@ -54,6 +54,11 @@ class BatchPart:
     def __len__(self) -> int:
         return int(self.idx.numel())
 
+    @property
+    def generator(self) -> torch.Generator:
+        """The step's random stream (e.g. for an algorithm's own draws, such as mixup partners)."""
+        return self._generator
+
     def _view(self, name: str, make: Callable[[Tensor], Tensor]) -> Tensor:
         if name not in self._views:
             self._views[name] = self.images.normalize(make(self.images.x[self.idx]))

@@ -91,6 +91,18 @@ class RunConfig:
     fedmix_views: int = 5            # A: augmented views averaged into the pseudo-label
     fedmix_lambda_1: float = 1.0     # λ_1: weight of the pseudo-label cross-entropy (Eq. 7; no value in the papers)
     fedmix_lambda_2: float = 1.0     # λ_2: weight of the shift-vs-flip consistency (Eq. 7; no value in the papers)
+    # --- SemiFL and FedAnchor (fedanchor.txt Appendices B-C) ------------------------------------
+    projection_dim: int = 0          # FedAnchor's anchor head: a linear projection of the features to this many
+                                     # dimensions (128, §5.1); 0: no anchor head
+    contrastive_temperature: float = 0.1  # τ of the label contrastive loss (Eq. 1); the paper gives no value
+    contrastive_loss: bool = True    # False: Table 3's "w/o contr loss" (anchor pseudo-labels, no L_c epoch)
+    contrastive_batch_size: int = 64 # anchors per batch of the L_c epoch (the paper gives none; see fedanchor.py)
+    client_mixup: bool = True        # clients minimise L_fix + b·L_mix (Appendix B, Eq. 10); False: L_fix only
+    server_mixup: bool = False       # FedAnchor (mix): the server's supervised epoch trains on mixup (§4.5)
+    mixup_beta: float = 0.75         # a of λ_mix ~ Beta(a, a) (Eq. 8)
+    mix_loss_weight: float = 1.0     # b (Eq. 10)
+    pretrain_epochs: int = 0         # server epochs on its labeled set before round 1 (FedAnchor: 5, Appendix C)
+    pretrain_lr: float = 0.05        # their learning rate (Appendix C)
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
@@ -232,6 +244,13 @@ _RULES: dict[str, Any] = {
     "fedmix_views": (1, None),
     "fedmix_lambda_1": (0.0, None),
     "fedmix_lambda_2": (0.0, None),
+    "projection_dim": (0, None),
+    "contrastive_temperature": (1e-6, None),
+    "contrastive_batch_size": (2, None),
+    "mixup_beta": (1e-6, None),
+    "mix_loss_weight": (0.0, None),
+    "pretrain_epochs": (0, None),
+    "pretrain_lr": (0.0, None),
     "eval_every": (1, None),
     "eval_batch_size": (1, None),
     "checkpoint_every": (1, None),

@@ -74,22 +74,25 @@ class Federation:
             data = resplit(data, cfg.resplit_train, cfg.resplit_test, cfg.seed)
         partition = cls.partition_of(cfg, data)
         torch.manual_seed(derived_seed(cfg.seed, 0))   # model initialisation
-        model = build_model(cfg.model, num_classes=data.num_classes, in_channels=data.in_channels).to(device)
-        ctx = Context(model=model, num_classes=data.num_classes, device=device)
-        algorithm = ALGORITHMS[cfg.algorithm](cfg, ctx)
+        model = build_model(cfg.model, num_classes=data.num_classes, in_channels=data.in_channels,
+                            projection_dim=cfg.projection_dim or None).to(device)
 
         def on_device(idx: np.ndarray) -> Tensor:
             return torch.as_tensor(np.asarray(idx, dtype=np.int64), device=device)
 
+        images = TrainImages(data.train_x, data.train_y, data.normalize, augment_spec_for(cfg.dataset))
+        server_view = DataView(on_device(partition.server_labeled), on_device(np.empty(0, np.int64)))
+        ctx = Context(model=model, num_classes=data.num_classes, device=device, images=images,
+                      server_view=server_view)
+        algorithm = ALGORITHMS[cfg.algorithm](cfg, ctx)
         parts = partition.stream_parts
         return cls(
-            cfg=cfg, data=data, partition=partition, algorithm=algorithm, ctx=ctx,
-            images=TrainImages(data.train_x, data.train_y, data.normalize, augment_spec_for(cfg.dataset)),
+            cfg=cfg, data=data, partition=partition, algorithm=algorithm, ctx=ctx, images=images,
             param_names=frozenset(name for name, _ in model.named_parameters()),
             _labeled=[on_device(c.labeled) for c in partition.clients],
             _unlabeled_parts=[[on_device(partition.unlabeled_in_round(k, r)) for r in range(parts)]
                               for k in range(len(partition.clients))],
-            server_view=DataView(on_device(partition.server_labeled), on_device(np.empty(0, np.int64))),
+            server_view=server_view,
         )
 
     @staticmethod
@@ -141,10 +144,16 @@ class Federation:
         optimizer = SGD(cfg.lr, cfg.momentum, cfg.weight_decay)
         metrics: dict[str, Any] = {"round": round}
 
-        def server_trainer(hook_round: int):
-            def train(nets: Nets, trainable, loss_fn, plan: Plan) -> dict:
+        def server_trainer(hook_round: int, stage: int = 0):
+            def train(nets: Nets, trainable, loss_fn, plan: Plan, lr: float | None = None, part: int = 0) -> dict:
+                """`lr`: this training's own learning rate (e.g. pre-training's); `part` tells apart
+                the random streams of several trainings in one hook (e.g. a CE and an L_c epoch)."""
+                opt = optimizer if lr is None else SGD(lr, cfg.momentum, cfg.weight_decay)
+                generator = (self.generator(hook_round, SERVER) if (stage, part) == (0, 0) else
+                             torch.Generator(device=self.ctx.device).manual_seed(
+                                 derived_seed(cfg.seed, hook_round, SERVER, stage, part)))
                 return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
-                                   plan, optimizer, self.generator(hook_round, SERVER), hook_round)
+                                   plan, opt, generator, hook_round)
             return train
 
         if round == 1:   # round 0: once before the first round (e.g. FedAnchor's pre-training)
@@ -159,14 +168,16 @@ class Federation:
             payload = algo.download(state, round, client)
             down += payload_bytes(payload)
             nets = algo.client_init(payload, view)
-            stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, view,
-                                algo.plan(view, round), optimizer, self.generator(round, client), round,
+            walk = algo.local_view(nets, view)
+            stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk,
+                                algo.plan(walk, round), optimizer, self.generator(round, client), round,
                                 after_step=algo.after_step)
             sent = algo.upload(nets, view, round)
             up += payload_bytes(sent)
             uploads.append(Upload(client, sent, view.num_labeled, view.num_unlabeled, stats,
                                   int(participations[client])))
         state = algo.aggregate(state, uploads, round)
+        algo.server_finish(state, round, server_trainer(round, stage=1))
 
         metrics.update(_mean_stats([u.stats for u in uploads]))
         metrics.update(algo.round_metrics(state))

@@ -18,3 +18,76 @@ def test_overhead_hand_computed_and_bad_input_named():
     assert fedanchor.downstream_overhead(250, 11_173_962) == pytest.approx(0.28638, abs=1e-5)
     with pytest.raises(ValueError, match="model_parameters=0"):
         fedanchor.downstream_overhead(250, 0)
+
+
+# --- the method's mathematics on hand-computed cases -----------------------------------------
+import math
+
+import torch
+
+from fssl_core.algorithms.fedanchor import anchor_pseudo_labels, label_contrastive_loss
+from fssl_core.config import RunConfig
+from fssl_core.engine import Federation
+from fssl_core.runs import RunStore
+
+from .conftest import requires_mnist
+
+
+def test_label_contrastive_loss_on_a_hand_computed_batch():
+    # two classes, two samples each, same-class embeddings equal, classes orthogonal, τ = 1:
+    # positives per class: 2 ordered pairs of cos 1 -> 2e; negatives: 8 ordered pairs of cos 0 -> 8
+    # l(c) = -log(2e / 8) = log 4 - 1 for both classes, and L_c is their mean
+    z = torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
+    y = torch.tensor([0, 0, 1, 1])
+    assert float(label_contrastive_loss(z, y, 1.0)) == pytest.approx(math.log(4) - 1)
+    # τ = 0.5 doubles the positive logits: -log(2e² / 8)
+    assert float(label_contrastive_loss(z, y, 0.5)) == pytest.approx(math.log(4) - 2)
+
+
+def test_label_contrastive_loss_skips_classes_without_a_pair_and_pulls_classes_apart():
+    # class 2 has one sample (no positive pair): C counts classes 0 and 1 only, but its sample
+    # still enters the denominator (pairs with different labels)
+    z = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 1.0]])
+    y = torch.tensor([0, 0, 1, 1, 2])
+    s = 1 / math.sqrt(2)
+    denominator = 8 * 1.0 + 8 * math.exp(s)      # 0-1 pairs: cos 0; pairs with the class-2 sample: cos 1/√2
+    assert float(label_contrastive_loss(z, y, 1.0)) == pytest.approx(-math.log(2 * math.e / denominator))
+    assert float(label_contrastive_loss(z[:2], y[:2], 1.0)) == 0.0       # one class: no negatives
+    # the gradient moves embeddings so that the loss falls
+    z = torch.randn(12, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    labels = torch.arange(12) % 3
+    before = label_contrastive_loss(z, labels, 0.1)
+    before.backward()
+    with torch.no_grad():
+        after = label_contrastive_loss(z - 0.05 * z.grad, labels, 0.1)
+    assert float(after) < float(before.detach())
+
+
+def test_anchor_pseudo_labels_average_cosines_over_a_class_not_the_cosine_to_its_mean():
+    anchors = torch.tensor([[1.0, 0.0], [0.8, 0.6], [0.0, 2.0]])     # class 0: two anchors; class 1: one
+    anchor_labels = torch.tensor([0, 0, 1], dtype=torch.uint8)
+    z = torch.tensor([[0.6, 0.8], [3.0, 0.0]])
+    labels, score = anchor_pseudo_labels(z, anchors, anchor_labels, num_classes=3)
+    # sample 0: class 0 averages cos 0.6 and 0.96 -> 0.78; class 1: cos 0.8 -> label 1 with 0.8
+    # (the cosine to class 0's mean direction would be 0.82 and pick class 0); class 2 has no anchor
+    assert labels.tolist() == [1, 0]
+    assert score.tolist() == pytest.approx([0.8, 0.9])
+    assert (score > 0.6).tolist() == [True, True]
+
+
+@requires_mnist
+def test_fedanchor_round_sends_the_anchor_embeddings_and_logs_pseudo_label_quality(tmp_path):
+    cfg = RunConfig(algorithm="fedanchor", dataset="fashion_mnist", partition="server_lda", dirichlet_alpha=1000.0,
+                    server_labeled=100, server_balanced=True, projection_dim=16, pseudo_label_threshold=0.6,
+                    clients=20, clients_per_round=2, rounds=2, local_epochs=1, batch_size=10,
+                    pretrain_epochs=1, lr=0.03, weight_decay=5e-4, client_weighting="samples", seed=3)
+    result = RunStore(tmp_path).execute(cfg)
+    fed = Federation.build(cfg)
+    params = sum(v.numel() * v.element_size() for v in fed.initial_state()["model"].values())
+    first = result.metrics[0]
+    # per client: the model (with its anchor head), 100 × 16 float32 embeddings, 100 uint8 labels
+    assert first["download_bytes"] == 2 * (params + 100 * 16 * 4 + 100)
+    assert 0 <= first["selected"] <= 60000 / 20
+    assert "pseudo_label_accuracy_all" in first and "pseudo_label_accuracy_all_classifier" in first
+    trained = first["upload_bytes"] // params      # clients with an empty fix set send nothing
+    assert trained * params == first["upload_bytes"] and trained <= 2

@@ -6,11 +6,14 @@ only its mathematics, through these hooks, called in this order each round:
     server_update(state, round, train)      server-side training before the round (labels-at-server)
     download(state, round, client) -> payload   what a selected client receives (bytes counted)
     client_init(payload, view) -> nets      the client's networks, built from the payload
-    plan(view, round) -> Plan               how local training walks the client's data
+    local_view(nets, view) -> view          the samples local training walks (default: all the client's)
+    plan(view, round) -> Plan               how local training walks them
     loss(nets, batch, step) -> (loss, stats)    per-step loss, a function of tensors and a batch
     after_step(nets, step)                  e.g. an EMA update of a target network
     upload(nets, view, round) -> payload    what the client sends back (bytes counted)
     aggregate(state, uploads, round) -> state
+    server_finish(state, round, train)      server-side training after aggregation (SemiFL's and
+                                            FedAnchor's alternate training, their Algorithm 1 line 11)
     eval_tensors(state) -> tensors          the network the engine evaluates on the test set
 
 Server state is a nested dict of tensors and plain values, checkpointed by the engine; an
@@ -27,7 +30,7 @@ from torch import Tensor, nn
 from torch.func import functional_call
 
 from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
-from ..batches import Batch, DataView, Plan
+from ..batches import Batch, DataView, Plan, TrainImages
 from ..config import RunConfig
 from ..training import Nets, Step, Tensors
 
@@ -47,23 +50,47 @@ class Upload:
 
 @dataclass(eq=False)
 class Context:
-    """What an algorithm may use besides its config: the network template and the task's shape."""
+    """What an algorithm may use besides its config: the network template, the task's shape, the
+    training images (a party reaches only its own indices; unlabeled samples' labels are for
+    metrics only) and the server's labeled set."""
     model: nn.Module          # architecture template; its own parameters are never trained
     num_classes: int
     device: torch.device
+    images: TrainImages | None = None
+    server_view: DataView | None = None
 
-    def apply(self, tensors: Tensors, x: Tensor, train: bool = True) -> Tensor:
-        """The network with `tensors` as its parameters and buffers, applied to `x`.
+    def apply(self, tensors: Tensors, x: Tensor, train: bool = True, embed: bool = False):
+        """The network with `tensors` as its parameters and buffers, applied to `x`: its logits, or
+        with `embed` (logits, anchor-head embedding).
 
         In train mode BatchNorm layers update the running statistics held in `tensors`.
         """
         self.model.train(train)
-        return functional_call(self.model, tensors, (x,))
+        return functional_call(self.model, tensors, (x,), {"embed": True} if embed else None)
+
+    @torch.no_grad()
+    def predict(self, tensors: Tensors, idx: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor | None]:
+        """(logits, anchor-head embedding or None) of the un-augmented training images `idx`, in eval
+        mode (BatchNorm's running statistics), computed in chunks."""
+        embed = getattr(self.model, "projection", None) is not None
+        self.model.eval()
+        logits, z = [], []
+        for i in range(0, int(idx.numel()), chunk):
+            x = self.images.normalize(self.images.x[idx[i:i + chunk]])
+            out = functional_call(self.model, tensors, (x,), {"embed": embed})
+            logits.append(out[0] if embed else out)
+            if embed:
+                z.append(out[1])
+        empty = torch.empty(0, device=self.device)
+        return (torch.cat(logits) if logits else empty.view(0, self.num_classes),
+                (torch.cat(z) if z else empty) if embed else None)
 
 
-# A server-side trainer the engine hands to `server_update`: trains `nets[trainable]` in place on
-# the server's labeled data with the run's optimiser settings, returning the loss statistics.
-ServerTrain = Callable[[Nets, tuple[str, ...], Callable[[Nets, Batch, Step], tuple[Tensor, dict]], Plan], dict]
+# A server-side trainer the engine hands to `server_update` and `server_finish`:
+# train(nets, trainable, loss, plan, lr=None, part=0) trains `nets[trainable]` in place on the
+# server's labeled data with the run's optimiser settings (or its own `lr`), returning the loss
+# statistics; `part` numbers the trainings of one hook so each draws its own random stream.
+ServerTrain = Callable[..., dict]
 
 
 class Algorithm:
@@ -80,6 +107,9 @@ class Algorithm:
 
     def server_update(self, state: State, round: int, train: ServerTrain) -> None:
         """Train at the server before round `round` (round 0: once before the first). Default: none."""
+
+    def server_finish(self, state: State, round: int, train: ServerTrain) -> None:
+        """Train at the server after round `round`'s aggregation, before evaluation. Default: none."""
 
     def download(self, state: State, round: int, client: int) -> Payload:
         return {"model": state["model"]}
@@ -114,6 +144,10 @@ class Algorithm:
     # --- client ---------------------------------------------------------------------------------
     def client_init(self, payload: Payload, view: DataView) -> Nets:
         return {"model": clone(payload["model"])}
+
+    def local_view(self, nets: Nets, view: DataView) -> DataView:
+        """The samples local training walks, e.g. SemiFL's and FedAnchor's fix set. Default: all."""
+        return view
 
     def plan(self, view: DataView, round: int) -> Plan:
         return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)

@@ -1,0 +1,140 @@
+"""FedAnchor (fedanchor.txt): a double-head network, a label contrastive loss on the server's
+labeled anchors, and pseudo-labels from the cosine similarity of client embeddings to the anchors.
+
+The round is SemiFL's alternate training (algorithms/semifl.py, FedAnchor's Algorithm 1) with
+two changes, in the paper's symbols:
+
+    pseudo-labels (§4.2): the server sends w_t and Z^anchor = {z_i^anchor}_{i=1..S}, the anchor-head
+    outputs of the S anchors; client m labels each sample by
+        s_c^avg(z_i^m) = 1/|Z_c^anchor| Σ_{z_k ∈ Z_c^anchor} cos(z_i^m, z_k)                 (Eq. 3)
+        ŷ_i^m = argmax_c s_c^avg(z_i^m),  kept when max_c s_c^avg(z_i^m) > t = 0.6           (Eq. 4-5)
+    server training (§4.4): one epoch of cross-entropy through the classification head, then one
+    epoch of the label contrastive loss through the anchor head,
+        l(c) = −log [ Σ_{y(i)=y(j)=c} exp(s_ij / τ) / Σ_{y(i)≠y(j)} exp(s_ij / τ) ]            (Eq. 1)
+        L_c = 1/C Σ_c l(c)                                                                   (Eq. 2)
+
+Reading choices, and why:
+- Eq. 1's sums run over ordered pairs i ≠ j of the batch (s_ii = 1 carries no information); the
+  denominator is, as printed, every pair with different labels, the same for all c. A class with
+  fewer than two samples in the batch has no positive pair and l(c) is undefined, so C in Eq. 2
+  counts the classes that have one; a batch with a single class has no negatives and gives 0. The
+  contrastive epoch draws batches of `contrastive_batch_size` (64): at the CE epoch's batch of 10,
+  most classes would have no positive pair. τ (`contrastive_temperature`) is not given; 0.1.
+- Both server losses reach the shared backbone (the paper suggests placing the anchor head late "to
+  let the earlier ones maintain their feature extraction", which presumes L_c changes them). The
+  CE epoch uses strong augmentation (§4.5: "instead of only using strong augmentation"), the L_c
+  epoch weak augmentation. Pre-training (Appendix C: 5 epochs at 0.05) runs both epochs each time,
+  so the first pseudo-labels already come from a trained anchor head.
+- Z^anchor is computed in eval mode on the un-augmented anchors, like the clients' z^m.
+- The download is the model, the S × 128 embeddings (float32) and their labels (uint8; the paper's
+  Table 4 counts the embeddings only). Eq. 3 equals the dot product of ẑ_i^m with the mean of the
+  class's *normalised* anchors, which is how it is computed; sending those C means would give the
+  same labels at C/S of the overhead, but the paper sends the S embeddings, so we do too.
+- FedAnchor (mix) (Table 1 caption, §4.5): the server's CE epoch becomes Appendix B's fix + mix
+  loss on the anchors' true labels (`server_mixup`); client mixup stays as in the plain method.
+- Table 3's "w/o contr loss" (`contrastive_loss=False`): the same pseudo-labelling on the anchor
+  head, which then no loss trains (a fixed random projection of the features), and no L_c epoch.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..batches import Batch, Plan
+from ..training import Nets, Step, Tensors
+from .base import Payload, State
+from .semifl import AlternateTraining, mixup_lambda, mixup_loss
+
+
+def label_contrastive_loss(z: Tensor, y: Tensor, temperature: float) -> Tensor:
+    """L_c of Eq. 1-2 on one batch of embeddings `z` [n, d] with labels `y` [n]."""
+    zn = F.normalize(z, dim=1)
+    s = zn @ zn.T / temperature
+    same = y[:, None] == y[None, :]
+    positive = same & ~torch.eye(len(y), dtype=torch.bool, device=y.device)
+    negative = ~same
+    if not bool(negative.any()):
+        return z.sum() * 0.0
+    log_denominator = torch.logsumexp(s[negative], 0)
+    # log Σ over the positive pairs of each class: per row, then over the rows of the class
+    row = torch.logsumexp(s.masked_fill(~positive, float("-inf")), 1)                      # [n]
+    classes, of_row = torch.unique(y, return_inverse=True)
+    in_class = of_row[:, None] == torch.arange(len(classes), device=y.device)[None, :]      # [n, C]
+    log_numerator = torch.logsumexp(row[:, None].masked_fill(~in_class, float("-inf")), 0)  # [C]
+    has_pair = in_class.sum(0) >= 2
+    if not bool(has_pair.any()):
+        return z.sum() * 0.0
+    return -(log_numerator[has_pair] - log_denominator).mean()
+
+
+def anchor_pseudo_labels(z: Tensor, anchors: Tensor, anchor_labels: Tensor, num_classes: int) -> tuple[Tensor, Tensor]:
+    """Eq. 3-4: (ŷ, max_c s_c^avg) for embeddings `z` [n, d] against anchors [S, d] labeled
+    `anchor_labels` [S]. Classes without anchors score −∞."""
+    anchors = F.normalize(anchors.float(), dim=1)
+    labels = anchor_labels.long()
+    sums = torch.zeros(num_classes, anchors.shape[1], device=z.device).index_add_(0, labels, anchors)
+    counts = torch.bincount(labels, minlength=num_classes).to(z.dtype)
+    means = sums / counts.clamp(min=1)[:, None]            # mean of the class's normalised anchors
+    scores = F.normalize(z, dim=1) @ means.T               # = s_c^avg (Eq. 3)
+    scores = scores.masked_fill(counts[None, :] == 0, float("-inf"))
+    best, labels_hat = scores.max(1)
+    return labels_hat, best
+
+
+class FedAnchor(AlternateTraining):
+    name = "fedanchor"
+
+    def __init__(self, cfg, ctx):
+        super().__init__(cfg, ctx)
+        if cfg.projection_dim <= 0:
+            raise ValueError(f"fedanchor: RunConfig.projection_dim={cfg.projection_dim}: must be > 0 "
+                             "(the anchor head's dimension; the paper's is 128)")
+
+    # --- server ------------------------------------------------------------------------------
+    def server_update(self, state: State, round: int, train) -> None:
+        """Round 0: pre-training (Appendix C). Every round: Z^anchor from the current global model."""
+        super().server_update(state, round, train)
+        if round >= 1:
+            _, z = self.ctx.predict(state["model"], self.ctx.server_view.labeled)
+            state["anchors"] = z
+            state["anchor_labels"] = self.ctx.images.y[self.ctx.server_view.labeled].to(torch.uint8)
+
+    def server_train(self, state: State, train, lr: float | None = None, part: int = 0) -> None:
+        """§4.4: one epoch of CE (or Appendix B's mixup, for FedAnchor (mix)), one of L_c."""
+        cfg, nets = self.cfg, {"model": state["model"]}
+        if cfg.server_epochs:
+            train(nets, ("model",), self.server_loss,
+                  Plan(epochs=cfg.server_epochs, labeled_batch=cfg.batch_size), lr=lr, part=2 * part)
+        if cfg.contrastive_loss:
+            train(nets, ("model",), self.contrastive_step,
+                  Plan(epochs=1, labeled_batch=cfg.contrastive_batch_size), lr=lr, part=2 * part + 1)
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        x = batch.labeled
+        if not self.cfg.server_mixup:
+            loss = F.cross_entropy(self.ctx.apply(nets["model"], x.strong()), x.y)
+            return loss, {"server_ce": loss.detach()}
+        # Appendix B on the anchors' true labels: partners drawn with replacement from the batch
+        partner = torch.randint(0, len(x), (len(x),), generator=x.generator, device=x.generator.device)
+        lam = mixup_lambda(x.generator, self.cfg.mixup_beta)
+        weak = x.weak()
+        logits = self.ctx.apply(nets["model"], torch.cat([x.strong(), lam * weak + (1 - lam) * weak[partner]]))
+        l_fix = F.cross_entropy(logits[:len(x)], x.y)
+        l_mix = mixup_loss(logits[len(x):], x.y, x.y[partner], lam)
+        return l_fix + self.cfg.mix_loss_weight * l_mix, {"server_ce": l_fix.detach()}
+
+    def contrastive_step(self, nets: Nets, batch: Batch, step: Step):
+        _, z = self.ctx.apply(nets["model"], batch.labeled.weak(), embed=True)
+        loss = label_contrastive_loss(z, batch.labeled.y, self.cfg.contrastive_temperature)
+        return loss, {"contrastive_loss": loss.detach()}
+
+    def download(self, state: State, round: int, client: int) -> Payload:
+        return {"model": state["model"], "anchors": state["anchors"], "anchor_labels": state["anchor_labels"]}
+
+    # --- client ------------------------------------------------------------------------------
+    def pseudo_label(self, model: Tensors, payload: Payload, idx: Tensor) -> tuple[Tensor, Tensor, dict]:
+        logits, z = self.ctx.predict(model, idx)
+        labels, score = anchor_pseudo_labels(z, payload["anchors"], payload["anchor_labels"], self.ctx.num_classes)
+        classifier_correct = (logits.argmax(1) == self.ctx.images.y[idx]).sum()   # Fig. 9's other curve
+        return labels, score, {"correct_all_classifier": classifier_correct}

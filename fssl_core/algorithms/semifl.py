@@ -1,0 +1,184 @@
+"""SemiFL (Diao et al., NeurIPS 2022) as the FedAnchor paper runs it (fedanchor.txt §4.3-4.4,
+Appendices B-C), and the alternate-training skeleton FedAnchor shares with it.
+
+One round (FedAnchor's Algorithm 1, which is SemiFL's with another pseudo-labeller):
+
+    each selected client m pseudo-labels its unlabeled data x^m with the global model w_t and keeps
+    the fix set D_fix = {(x_i, ŷ_i) : score_i > t}                                  (Eq. 5)
+    (no fix data: the client does not train and sends nothing)
+    E local epochs of ⌈|D_fix| / B⌉ steps on  L = L_fix + b · L_mix                   (Eq. 10)
+        L_fix = CE(f(A(x_fix)), ŷ_fix)                 A: strong augmentation         (Eq. 7)
+        λ ~ Beta(a, a);  x̃ = λ α(x_fix) + (1 − λ) α(x_mix)                            (Eq. 8)
+        L_mix = λ CE(f(x̃), ŷ_fix) + (1 − λ) CE(f(x̃), ŷ_mix)                          (Eq. 9)
+    w_{t+1} = Σ_m n_m / Σ n_m · w^m_{t+1}                                            (line 10)
+    w_{t+1} ← ServerTraining(w_{t+1}, labeled set)                                   (line 11)
+
+SemiFL's pseudo-label is the model's own prediction, ŷ = argmax softmax f(x), score = its
+probability, t = 0.95 (Appendix C). Its server training is `server_epochs` epochs of
+cross-entropy on the weakly augmented labeled set. Before round 1 the model is pre-trained on the
+labeled set for `pretrain_epochs` epochs at `pretrain_lr` (Appendix C: 5 epochs, 0.05).
+
+Reading choices, and why:
+- Pseudo-labels are computed once per round, before local training, from the un-augmented images
+  with the downloaded model in eval mode (BatchNorm's running statistics), as Algorithm 1 line 7
+  labels x_m before ClientTraining; §4.5 names augmented ensembles as a possible addition only.
+- D_mix is "|D_fix| samples with replacement from {(x_i, ŷ_i)}" (Eq. 6): from all the client's
+  samples with their pseudo-labels, kept or not (SemiFL's code does the same). It is drawn batch by
+  batch: each step's mixup partners are drawn with replacement, a distribution equal to Eq. 6's,
+  without materialising a second set. One λ per step, as mixup's reference code.
+- Clients with an empty fix set are left out of the aggregation ("local training will be
+  stopped", Appendix B); when no client has one the global model is kept.
+- Static batch normalisation (SemiFL's sBN) is not modelled: BatchNorm running statistics are
+  averaged like the weights. The FedAnchor paper does not describe sBN, and the CPU-profile
+  network (the MNIST CNN) has no BatchNorm.
+
+Metrics per round (from the clients' reports, never used for training): `selected`, the mean
+number of samples per client passing the threshold; `pseudo_label_accuracy`, the accuracy of the
+kept pseudo-labels against the hidden labels; `pseudo_label_accuracy_all`, over all the clients'
+unlabeled samples.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..aggregate import weighted_mean
+from ..batches import Batch, DataView, Plan, UnlabeledPart
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, Payload, State, Upload, clone
+
+
+def mixup_lambda(generator: torch.Generator, a: float) -> float:
+    """λ ~ Beta(a, a) (Eq. 8), drawn from the step's generator so a replayed round draws the same."""
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device).item())
+    return float(np.random.default_rng(seed).beta(a, a))
+
+
+def mixup_loss(logits: Tensor, y_a: Tensor, y_b: Tensor, lam: float) -> Tensor:
+    """Eq. 9: λ CE(logits, y_a) + (1 − λ) CE(logits, y_b)."""
+    return lam * F.cross_entropy(logits, y_a) + (1.0 - lam) * F.cross_entropy(logits, y_b)
+
+
+class AlternateTraining(Algorithm):
+    """Server training alternating with clients that train on their confident pseudo-labels.
+    Subclasses give the pseudo-labeller (`pseudo_label`) and the server's training (`server_train`)."""
+
+    def init_state(self, initial: Tensors) -> State:
+        return {"model": initial, "last": {}}
+
+    # --- server ------------------------------------------------------------------------------
+    def server_update(self, state: State, round: int, train) -> None:
+        """Before round 1: pre-training on the labeled set (Appendix C)."""
+        if round == 0:
+            for epoch in range(self.cfg.pretrain_epochs):
+                self.server_train(state, train, lr=self.cfg.pretrain_lr, part=epoch)
+
+    def server_finish(self, state: State, round: int, train) -> None:
+        """Algorithm 1 line 11: the aggregated model trains on the labeled set."""
+        self.server_train(state, train)
+
+    def server_train(self, state: State, train, lr: float | None = None, part: int = 0) -> None:
+        if self.cfg.server_epochs:
+            train({"model": state["model"]}, ("model",), self.server_loss,
+                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size), lr=lr, part=part)
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        logits = self.ctx.apply(nets["model"], batch.labeled.weak())
+        return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        trained = [u for u in uploads if "model" in u.payload]
+        model = (weighted_mean([u.payload["model"] for u in trained], self.client_weights(trained))
+                 if trained else state["model"])
+        return {**state, "model": model, "last": _round_report([u.payload["report"] for u in uploads])}
+
+    def round_metrics(self, state: State) -> dict[str, float]:
+        return dict(state["last"])
+
+    # --- client ------------------------------------------------------------------------------
+    def pseudo_label(self, model: Tensors, payload: Payload, idx: Tensor) -> tuple[Tensor, Tensor, dict]:
+        """(ŷ, score, extra report) for the training images `idx`; a sample is kept when
+        score > threshold. The report's tensors are metrics, summed over the round's clients."""
+        raise NotImplementedError
+
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        model = clone(payload["model"])
+        labels, score, extra = self.pseudo_label(model, payload, view.unlabeled)
+        keep = score > self.cfg.pseudo_label_threshold
+        correct = labels == self.ctx.images.y[view.unlabeled]      # metrics only
+        return {"model": model, "fix": {"idx": view.unlabeled[keep], "label": labels[keep]},
+                "all": {"idx": view.unlabeled, "label": labels},
+                "report": {"selected": keep.sum(), "correct_selected": (correct & keep).sum(),
+                           "correct_all": correct.sum(), "unlabeled": torch.tensor(view.num_unlabeled), **extra}}
+
+    def local_view(self, nets: Nets, view: DataView) -> DataView:
+        return DataView(view.labeled[:0], nets["fix"]["idx"])
+
+    def plan(self, view: DataView, round: int) -> Plan:
+        return Plan(epochs=self.cfg.local_epochs, labeled_batch=0, unlabeled_batch=self.cfg.batch_size,
+                    epoch_over="unlabeled")
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        cfg, u, fix = self.cfg, batch.unlabeled, nets["fix"]
+        y = fix["label"][u.pos]
+        if not cfg.client_mixup:
+            l_fix = F.cross_entropy(self.ctx.apply(nets["model"], u.strong()), y)
+            return l_fix, {"fix_loss": l_fix.detach()}
+        generator, everyone = u.generator, nets["all"]
+        partner_pos = torch.randint(0, int(everyone["idx"].numel()), (len(u),), generator=generator,
+                                    device=generator.device)
+        partner = UnlabeledPart(u.images, everyone["idx"][partner_pos], partner_pos, generator)
+        lam = mixup_lambda(generator, cfg.mixup_beta)
+        mixed = lam * u.weak() + (1.0 - lam) * partner.weak()
+        logits = self.ctx.apply(nets["model"], torch.cat([u.strong(), mixed]))   # one joint batch
+        l_fix = F.cross_entropy(logits[:len(u)], y)
+        l_mix = mixup_loss(logits[len(u):], y, everyone["label"][partner_pos], lam)
+        return l_fix + cfg.mix_loss_weight * l_mix, {"fix_loss": l_fix.detach(), "mix_loss": l_mix.detach()}
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        """The model, when the client trained; always its report (metrics only: Python numbers,
+        which the byte count leaves out)."""
+        report = {k: float(v) for k, v in nets["report"].items()}
+        return {"model": nets["model"], "report": report} if report["selected"] > 0 else {"report": report}
+
+
+def _round_report(reports: list[dict[str, float]]) -> dict[str, float]:
+    """Round metrics from the clients' reports: mean selected per client, accuracies in % of the
+    kept and of all unlabeled samples (`correct_all*` entries, e.g. FedAnchor's classifier head)."""
+    selected = sum(r["selected"] for r in reports)
+    unlabeled = sum(r["unlabeled"] for r in reports)
+    out = {"selected": selected / max(len(reports), 1)}
+    if selected:
+        out["pseudo_label_accuracy"] = 100.0 * sum(r["correct_selected"] for r in reports) / selected
+    for key in sorted(k for k in reports[0] if k.startswith("correct_all")) if reports and unlabeled else ():
+        out["pseudo_label_accuracy" + key[len("correct"):]] = 100.0 * sum(r[key] for r in reports) / unlabeled
+    return out
+
+
+class SemiFL(AlternateTraining):
+    name = "semifl"
+
+    def pseudo_label(self, model: Tensors, payload: Payload, idx: Tensor) -> tuple[Tensor, Tensor, dict]:
+        """The model's own prediction and its probability (threshold 0.95, Appendix C)."""
+        logits, _ = self.ctx.predict(model, idx)
+        score, labels = logits.softmax(1).max(1)
+        return labels, score, {}
+
+
+class SupervisedFL(AlternateTraining):
+    """FedAnchor's "Supervised" baseline (Table 1 caption, Appendix C): standard FL in which the
+    clients train on their samples' *true* labels (the label-free assumption dropped, an upper
+    reference), with weak augmentation only ("no strong augmentation"), alternating with the
+    server's training on the anchors, from the anchor-pre-trained model."""
+    name = "supervised_fl"
+
+    def pseudo_label(self, model: Tensors, payload: Payload, idx: Tensor) -> tuple[Tensor, Tensor, dict]:
+        labels = self.ctx.images.y[idx]    # the oracle: this baseline is defined by training on them
+        return labels, torch.ones(labels.shape, device=labels.device), {}
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        u = batch.unlabeled
+        l_sup = F.cross_entropy(self.ctx.apply(nets["model"], u.weak()), nets["fix"]["label"][u.pos])
+        return l_sup, {"supervised_loss": l_sup.detach()}
