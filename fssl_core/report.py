@@ -80,7 +80,16 @@ METRICS: dict[str, Callable[[RunResult], float | None]] = {
     # converged accuracy" or "rounds to best" report these; never used to select a model
     "best_accuracy": lambda r: r.summary["best_accuracy"],
     "best_round": lambda r: r.summary["best_round"],
+    # SemiFL / FedAnchor pseudo-labelling, averaged over the run's rounds (FedAnchor Figs. 2-3, 9):
+    # accuracy (%) of the pseudo-labels that passed the threshold, and samples passing per client
+    "pseudo_label_accuracy": lambda r: _round_mean(r, "pseudo_label_accuracy"),
+    "selected": lambda r: _round_mean(r, "selected"),
 }
+
+
+def _round_mean(result: RunResult, key: str) -> float | None:
+    values = [m[key] for m in result.metrics if key in m]
+    return float(np.mean(values)) if values else None
 
 
 def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,

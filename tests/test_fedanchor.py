@@ -91,3 +91,48 @@ def test_fedanchor_round_sends_the_anchor_embeddings_and_logs_pseudo_label_quali
     assert "pseudo_label_accuracy_all" in first and "pseudo_label_accuracy_all_classifier" in first
     trained = first["upload_bytes"] // params      # clients with an empty fix set send nothing
     assert trained * params == first["upload_bytes"] and trained <= 2
+
+
+# --- experiments -------------------------------------------------------------------------------
+import pandas as pd
+
+from fssl_core.algorithms.semifl import mixup_loss
+from fssl_core.profiles import PROFILES
+from fssl_core.report import paper_values
+
+
+def test_every_printed_accuracy_of_tables_1_to_3_is_a_cell_or_a_named_missing_method():
+    pv = paper_values()
+    for table in ("table1", "table2", "table3"):
+        printed = pv[(pv.paper == "fedanchor") & (pv.table == table) & (pv.metric == "accuracy")]
+        cells = fedanchor.table_cells(table, PROFILES["paper"], "cpu")
+        covered = {(c.setting, c.labeled, c.dataset, c.method) for c in cells}
+        for row in printed.itertuples():
+            assert (row.setting, row.labeled, row.dataset, row.method) in covered or \
+                row.method in fedanchor.missing_methods(table)
+    assert fedanchor.missing_methods("table1") == ["fedcon"]
+    # the coordinates become the config: Table 2's non-IID SVHN 1000 is WRN-28-2, Dir 0.1, 1000 anchors
+    cell = next(c for c in fedanchor.table_cells("table2", PROFILES["paper"], "cpu")
+                if (c.setting, c.labeled, c.dataset, c.method) == ("wrn28x2_dir0.1", "1000", "svhn", "fedanchor_mix"))
+    cfg = cell.configs[0]
+    assert (cfg.model, cfg.dirichlet_alpha, cfg.server_labeled, cfg.server_mixup, cfg.projection_dim,
+            cfg.pseudo_label_threshold, cfg.rounds, len(cell.configs)) == ("wrn28_2", 0.1, 1000, True, 128, 0.6, 500, 3)
+
+
+def test_fmnist_claims_are_fedanchor_minus_semifl_per_setting():
+    rows = [{"setting": s, "labeled": "250", "method": m, "metric": k, "reproduced_value": v, "n_runs": 1,
+             "profile": "quick", "device": "cpu", "status": "reduced"}
+            for s, m, k, v in [("iid", "fedanchor", "accuracy", 80.0), ("iid", "semifl", "accuracy", 75.5),
+                               ("iid", "fedanchor", "selected", 400.0), ("iid", "semifl", "selected", 100.0),
+                               ("iid", "fedanchor", "pseudo_label_accuracy", 90.0),
+                               ("iid", "semifl", "pseudo_label_accuracy", 95.0)]]
+    claims = fedanchor.fmnist_claims(pd.DataFrame(rows)).set_index("metric").reproduced_value
+    assert claims.to_dict() == {"pseudo_label_accuracy_gap": -5.0, "selected_gap": 300.0, "accuracy_gap": 4.5}
+
+
+def test_mixup_loss_interpolates_the_two_cross_entropies():
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0]])
+    a, b = torch.tensor([0, 1]), torch.tensor([1, 1])
+    ce = torch.nn.functional.cross_entropy
+    assert float(mixup_loss(logits, a, b, 1.0)) == pytest.approx(float(ce(logits, a)))
+    assert float(mixup_loss(logits, a, b, 0.25)) == pytest.approx(0.25 * float(ce(logits, a)) + 0.75 * float(ce(logits, b)))
