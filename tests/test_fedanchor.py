@@ -136,3 +136,9 @@ def test_mixup_loss_interpolates_the_two_cross_entropies():
     ce = torch.nn.functional.cross_entropy
     assert float(mixup_loss(logits, a, b, 1.0)) == pytest.approx(float(ce(logits, a)))
     assert float(mixup_loss(logits, a, b, 0.25)) == pytest.approx(0.25 * float(ce(logits, a)) + 0.75 * float(ce(logits, b)))
+
+
+def test_cells_of_unimplemented_methods_are_report_rows_with_the_paper_value():
+    rows = fedanchor.not_implemented_rows("table1", PROFILES["quick"], "cpu")
+    assert len(rows) == 14 and set(rows.method) == {"fedcon"} and set(rows.status) == {"not-implemented"}
+    assert rows.set_index(["setting", "labeled", "dataset"]).paper_value[("resnet18_iid", "250", "cifar10")] == 34.94

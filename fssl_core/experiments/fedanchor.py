@@ -115,6 +115,22 @@ def missing_methods(table: str) -> list[str]:
     return sorted(set(rows.method) - set(METHODS))
 
 
+NOT_IMPLEMENTED = "not-implemented"
+
+
+def not_implemented_rows(table: str, profile: Profile, device: str) -> pd.DataFrame:
+    """The paper's cells of methods this package does not implement yet, as report rows, so that
+    every printed cell appears in the report."""
+    pv = paper_values()
+    rows = pv[(pv.paper == PAPER) & (pv.table == table) & (pv.metric == "accuracy")
+              & pv.method.isin(missing_methods(table))]
+    return pd.DataFrame([{**{c: getattr(r, c) for c in ("paper", "table", "setting", "labeled", "dataset",
+                                                          "method", "metric")},
+                          "paper_value": float(r.value), "reproduced_value": math.nan, "reproduced_std": math.nan,
+                          "n_runs": 0, "profile": profile.name, "device": device, "seconds": 0.0,
+                          "status": NOT_IMPLEMENTED} for r in rows.itertuples()], columns=COLUMNS)
+
+
 # quick on CIFAR/SVHN (where the data are present): the same networks, 50 rounds of one local epoch
 QUICK_CIFAR = {"rounds": 50, "local_epochs": 1}
 
