@@ -41,16 +41,20 @@ def save_figure(fig, name: str, profile: str) -> Path:
     return path
 
 
-def accuracy_curves(curves: pd.DataFrame, title: str = "", target: float | None = None):
-    """Test accuracy per round, one line per method (columns: method, round, accuracy; the mean
-    over seeds), with an optional dotted target line as the paper's Figure 5."""
+YLABELS = {"accuracy": "test accuracy (%)", "pseudo_label_accuracy": "pseudo-label accuracy (%)",
+           "selected": "samples passing the threshold, per client"}
+
+
+def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", target: float | None = None):
+    """A per-round metric, one line per method (columns: method, round, `key`; the mean over
+    seeds), with an optional dotted target line as FedSiam's Figure 5."""
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     for method, part in curves.groupby("method", sort=False):
-        ax.plot(part["round"], part["accuracy"], label=method, lw=1.4)
+        ax.plot(part["round"], part[key], label=method, lw=1.4)
     if target is not None:
         ax.axhline(target, ls=":", color="k", lw=1, label=f"target {target:g}%")
     ax.set_xlabel("global round")
-    ax.set_ylabel("test accuracy (%)")
+    ax.set_ylabel(YLABELS.get(key, key))
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -214,9 +214,10 @@ def update_readme(markdown: str) -> None:
     atomic_write_text(readme, new)
 
 
-def accuracy_curves(cells: Sequence[Cell], store: RunStore | None = None) -> pd.DataFrame:
-    """Per-round test accuracy of each cell's finished runs, averaged over seeds: one row per
-    (setting, labeled, dataset, method, round). Cells without finished runs contribute nothing."""
+def round_curves(cells: Sequence[Cell], key: str = "accuracy", store: RunStore | None = None) -> pd.DataFrame:
+    """A per-round metric (`key`: test accuracy, or e.g. pseudo_label_accuracy, selected) of each
+    cell's finished runs, averaged over seeds: one row per (setting, labeled, dataset, method,
+    round). Cells without finished runs, and rounds that did not log `key`, contribute nothing."""
     store = store or RunStore()
     rows = []
     for cell in cells:
@@ -224,8 +225,8 @@ def accuracy_curves(cells: Sequence[Cell], store: RunStore | None = None) -> pd.
         for cfg in cell.configs:
             result = store.load(cfg)
             for m in (result.metrics if result is not None else []):
-                if "accuracy" in m:
-                    per_round.setdefault(m["round"], []).append(m["accuracy"])
+                if key in m:
+                    per_round.setdefault(m["round"], []).append(m[key])
         rows += [{"setting": cell.setting, "labeled": cell.labeled, "dataset": cell.dataset, "method": cell.method,
-                  "round": r, "accuracy": float(np.mean(v)), "n_runs": len(v)} for r, v in sorted(per_round.items())]
-    return pd.DataFrame(rows, columns=["setting", "labeled", "dataset", "method", "round", "accuracy", "n_runs"])
+                  "round": r, key: float(np.mean(v)), "n_runs": len(v)} for r, v in sorted(per_round.items())]
+    return pd.DataFrame(rows, columns=["setting", "labeled", "dataset", "method", "round", key, "n_runs"])

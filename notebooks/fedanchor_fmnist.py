@@ -50,9 +50,9 @@ seeds = None                            # None: the profile's share of seeds 1-3
 import pandas as pd
 
 from fssl_core.experiments import fedanchor
-from fssl_core.plots import accuracy_curves, save_figure
+from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import accuracy_curves as curves_of
+from fssl_core.report import round_curves as curves_of
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
@@ -71,8 +71,14 @@ results.pivot_table(index=["setting", "method"], columns="metric", values="repro
 # %%
 comparison_table(claims)
 
+# %% [markdown]
+# Curves per round, mean over seeds: test accuracy (the paper's Figs. 6-8), the accuracy of the
+# pseudo-labels that passed the threshold (Figs. 2, 9) and the samples per client passing it (Fig. 3).
+
 # %%
-accuracy = curves_of([c for c in cells if c.metric == "accuracy"])
-for setting, part in accuracy.groupby("setting", sort=False):
-    fig, ax = accuracy_curves(part, title=f"Fashion-MNIST {setting}, 250 anchors (profile {run_profile.name}, {device})")
-    save_figure(fig, f"fedanchor_fmnist_{setting}", run_profile.name)
+for key in ("accuracy", "pseudo_label_accuracy", "selected"):
+    curves = curves_of([c for c in cells if c.metric == key], key)
+    for setting, part in curves.groupby("setting", sort=False):
+        fig, ax = round_curves(part, key, title=f"Fashion-MNIST {setting}, {part.labeled.iloc[0]} anchors "
+                                                f"(profile {run_profile.name}, {device})")
+        save_figure(fig, f"fedanchor_fmnist_{key}_{setting}", run_profile.name)

@@ -44,9 +44,9 @@ seeds = None                            # None: seed 1
 import pandas as pd
 
 from fssl_core.experiments import fedmix
-from fssl_core.plots import accuracy_curves, save_figure
+from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import accuracy_curves as curves_of
+from fssl_core.report import round_curves as curves_of
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
@@ -67,5 +67,5 @@ comparison_table(claims)
 
 # %%
 accuracy_curve = curves_of([c for c in cells if c.metric == "accuracy"])
-fig, ax = accuracy_curves(accuracy_curve, title=f"streaming non-IID Fashion-MNIST (profile {run_profile.name}, {device})")
+fig, ax = round_curves(accuracy_curve, title=f"streaming non-IID Fashion-MNIST (profile {run_profile.name}, {device})")
 save_figure(fig, "fedmix_streaming_fmnist", run_profile.name)

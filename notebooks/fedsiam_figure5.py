@@ -35,9 +35,9 @@ seeds = None
 import pandas as pd
 
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import accuracy_curves, save_figure
+from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import accuracy_curves as curves_of, dataset_available, reproduce_cells
+from fssl_core.report import round_curves as curves_of, dataset_available, reproduce_cells
 
 run_profile = get_profile(profile)
 cells = fedsiam.figure5_cells(run_profile, device, datasets=datasets, settings=settings, methods=methods,
@@ -49,7 +49,7 @@ print({d: "ok" if dataset_available(d) else "needs-data" for d in datasets})
 # %%
 rounds_to_target = []
 for (dataset, setting), part in curves.groupby(["dataset", "setting"], sort=False):
-    fig, ax = accuracy_curves(part, title=f"{dataset} {setting}, γ=0.10 (profile {run_profile.name}, {device})",
+    fig, ax = round_curves(part, title=f"{dataset} {setting}, γ=0.10 (profile {run_profile.name}, {device})",
                               target=target_accuracy.get(dataset))
     save_figure(fig, f"fedsiam_figure5_{dataset}_{setting}", run_profile.name)
     for method, m in part.groupby("method", sort=False):

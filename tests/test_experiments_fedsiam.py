@@ -6,7 +6,7 @@ import pytest
 from fssl_core.config import RunConfig
 from fssl_core.experiments import fedsiam
 from fssl_core.profiles import PROFILES
-from fssl_core.report import Cell, accuracy_curves, paper_value, reproduce_cells
+from fssl_core.report import Cell, round_curves, paper_value, reproduce_cells
 from fssl_core.runs import RunStore
 
 QUICK, PAPER = PROFILES["quick"], PROFILES["paper"]
@@ -86,7 +86,7 @@ def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path):
     rows = reproduce_cells(cells, QUICK, "cpu", store=store, progress=False)
     assert rows.reproduced_value.tolist() == [92.0, 4.0] and rows.reproduced_std.tolist() == [2.0, 1.0]
     assert rows.status.tolist() == ["reduced", "reduced"]          # 2 of the paper's 3 runs
-    curves = accuracy_curves(cells[:1], store=store)
+    curves = round_curves(cells[:1], store=store)
     assert curves.accuracy.tolist() == [55.0, 92.0] and curves.n_runs.tolist() == [2, 2]
 
 
