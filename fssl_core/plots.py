@@ -7,6 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import seaborn as sns
 
 from .paths import figures_dir
 
@@ -84,4 +85,21 @@ def accuracy_vs_mu(frame: pd.DataFrame, dataset: str, title: str = ""):
     lines2 = ax2.get_legend_handles_labels()
     ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=7, loc="lower left")
     fig.tight_layout()
+    return fig, ax
+
+
+def latent_scatter(points: np.ndarray, labels: np.ndarray, title: str = "", ax=None):
+    """2-D points coloured by label, with each label's centroid as a star (FedAnchor Fig. 5)."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(3.6, 3.4))
+    else:
+        fig = ax.figure
+    palette = sns.color_palette("tab10", n_colors=max(10, int(labels.max()) + 1))
+    for c in np.unique(labels):
+        mine = points[labels == c]
+        ax.scatter(mine[:, 0], mine[:, 1], s=3, color=palette[int(c)], alpha=0.6, label=str(c))
+        ax.scatter(*mine.mean(0), marker="*", s=160, color=palette[int(c)], edgecolor="k", linewidth=0.6)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.set_title(title, fontsize=9)
     return fig, ax

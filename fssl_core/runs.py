@@ -93,6 +93,12 @@ class RunStore:
         summary = json.loads((d / "result.json").read_text())
         return RunResult(cfg, _read_jsonl(d / "metrics.jsonl"), summary)
 
+    def final_state(self, cfg: RunConfig) -> dict[str, Any]:
+        """The server state after the last round of the finished run of `cfg` (its checkpoint)."""
+        if self.load(cfg) is None:
+            raise FileNotFoundError(f"final_state: run {cfg.run_id} ({describe(cfg)}) has not finished in {self.root}")
+        return torch.load(self.dir(cfg) / "checkpoint.pt", map_location=cfg.device, weights_only=True)["state"]
+
     def finished(self, **match: Any) -> list[RunResult]:
         """Every finished run in the store whose config has the given field values."""
         out = []

@@ -142,3 +142,21 @@ def test_cells_of_unimplemented_methods_are_report_rows_with_the_paper_value():
     rows = fedanchor.not_implemented_rows("table1", PROFILES["quick"], "cpu")
     assert len(rows) == 14 and set(rows.method) == {"fedcon"} and set(rows.status) == {"not-implemented"}
     assert rows.set_index(["setting", "labeled", "dataset"]).paper_value[("resnet18_iid", "250", "cifar10")] == 34.94
+
+
+@requires_mnist
+def test_a_run_stopped_early_is_the_longer_runs_prefix_and_its_final_state_is_what_was_evaluated(tmp_path):
+    # Figure 5 draws the latent space of runs stopped at rounds 1, 10, 30: each must be the
+    # 30-round run's first rounds, and the stored final state the model whose accuracy was logged
+    from fssl_core.latent import test_embeddings
+    cfg = RunConfig(algorithm="fedanchor", dataset="fashion_mnist", partition="server_lda", dirichlet_alpha=1000.0,
+                    server_labeled=100, server_balanced=True, projection_dim=8, pseudo_label_threshold=0.6,
+                    clients=20, clients_per_round=2, rounds=3, local_epochs=1, pretrain_epochs=1, seed=5)
+    store = RunStore(tmp_path)
+    long, short = store.execute(cfg), store.execute(cfg.replace(rounds=2))
+    assert [m["accuracy"] for m in short.metrics] == [m["accuracy"] for m in long.metrics[:2]]
+    fed = Federation.build(cfg)
+    assert fed.evaluate(store.final_state(cfg)["model"]) == long.accuracy
+    z, y = test_embeddings(cfg, store, samples=50)
+    assert z.shape == (50, 8) and y.shape == (50,)
+    assert abs(float((z ** 2).sum(1).mean()) - 1.0) < 1e-5

@@ -181,3 +181,26 @@ def fmnist_claims(results: pd.DataFrame, method: str = "fedanchor", baseline: st
                          "n_runs": int(first.n_runs), "profile": first.profile, "device": first.device,
                          "seconds": 0.0, "status": first.status})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# --- Figure 5: the latent space over training ----------------------------------------------------
+FIGURE5_ROUNDS = (1, 100, 200, 500)      # the paper's panels (a)-(d)
+FIGURE5_QUICK_ROUNDS = (1, 10, 30)       # quick: the Fashion-MNIST run's 30 rounds
+
+
+def figure5_configs(profile: Profile, device: str, dataset: str = "fashion_mnist", rounds=None, seed: int = 1) -> list[RunConfig]:
+    """FedAnchor runs that stop at each panel's round. Every random draw derives from (seed, round,
+    party) and nothing in FedAnchor depends on the total round count, so the run stopped at round r
+    is the longer run's first r rounds (tests/test_fedanchor.py checks it); the last is shared with
+    the other notebooks. Fashion-MNIST is IID with 250 anchors; the paper's CIFAR-10 panel uses WRN-28-2
+    with 250 anchors (the caption gives no anchor count; 250 is the smallest)."""
+    if rounds is None:
+        rounds = profile.scope(FIGURE5_ROUNDS, FIGURE5_QUICK_ROUNDS)
+    if dataset == "fashion_mnist":
+        cell = fmnist_cells(profile, device, methods=("fedanchor",), settings=("iid",), seeds=[seed])[0]
+        base = cell.configs[0]
+    else:
+        cfg = paper_config("fedanchor", device, dataset=dataset, model="wrn28_2", dirichlet_alpha=1000.0,
+                           server_labeled=250)
+        base = profile.configs(cfg, [seed], quick=QUICK_CIFAR)[0]
+    return [base.replace(rounds=r) for r in sorted({min(r, base.rounds) for r in rounds})]
