@@ -101,6 +101,7 @@ class RunConfig:
     server_mixup: bool = False       # FedAnchor (mix): the server's supervised epoch trains on mixup (§4.5)
     mixup_beta: float = 0.75         # a of λ_mix ~ Beta(a, a) (Eq. 8)
     mix_loss_weight: float = 1.0     # b (Eq. 10)
+    byol_hidden: int = 512           # FedCon: hidden width of the BYOL predictor MLP
     pretrain_epochs: int = 0         # server epochs on its labeled set before round 1 (FedAnchor: 5, Appendix C)
     pretrain_lr: float = 0.05        # their learning rate (Appendix C)
     # --- execution ----------------------------------------------------------------------------
@@ -249,6 +250,7 @@ _RULES: dict[str, Any] = {
     "contrastive_batch_size": (2, None),
     "mixup_beta": (1e-6, None),
     "mix_loss_weight": (0.0, None),
+    "byol_hidden": (1, None),
     "pretrain_epochs": (0, None),
     "pretrain_lr": (0.0, None),
     "eval_every": (1, None),

@@ -36,14 +36,14 @@
 # Reading choices are written where the code is: `algorithms/fedanchor.py` (Eq. 1's pairs, the
 # contrastive batch, τ = 0.1, both server losses reaching the backbone), `algorithms/semifl.py`
 # (pseudo-labels once per round from un-augmented images, mixup partners from all local samples,
-# no static BatchNorm). FedCon is not implemented yet.
+# no static BatchNorm), `algorithms/fedcon.py` (the BYOL predictor averaged with the backbone).
 
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 settings = ["iid", "dir0.1"]
 anchors = [250]
-methods = ["fedanchor", "semifl", "fedavg_fixmatch", "supervised"]
+methods = ["fedanchor", "semifl", "fedcon", "fedavg_fixmatch", "supervised"]
 seeds = None                            # None: the profile's share of seeds 1-3
 
 # %%

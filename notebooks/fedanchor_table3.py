@@ -20,8 +20,7 @@
 # Protocol (§5.1, Appendix C): 100 clients by LDA, 10 a round, 5 local epochs, 500 rounds, SGD lr
 # 0.03, momentum 0.9, weight decay 5e-4, 5 pre-training epochs on the anchors at 0.05, thresholds
 # 0.6 (FedAnchor) and 0.95 (SemiFL, FedAvg+FixMatch), three seeds. Every printed cell is a row
-# below: a value, or `needs-data` where the data set is not on this machine. FedCon is not
-# implemented yet; its cells are listed, not run.
+# below: a value, or `needs-data` where the data set is not on this machine.
 #
 # Profiles: `quick` runs 50 rounds of one local epoch and one seed (rows *reduced*; a GPU is
 # advised even so); `paper` the whole protocol. Reading choices are written in

@@ -110,7 +110,7 @@ def test_every_printed_accuracy_of_tables_1_to_3_is_a_cell_or_a_named_missing_me
         for row in printed.itertuples():
             assert (row.setting, row.labeled, row.dataset, row.method) in covered or \
                 row.method in fedanchor.missing_methods(table)
-    assert fedanchor.missing_methods("table1") == ["fedcon"]
+    assert all(fedanchor.missing_methods(t) == [] for t in ("table1", "table2", "table3"))
     # the coordinates become the config: Table 2's non-IID SVHN 1000 is WRN-28-2, Dir 0.1, 1000 anchors
     cell = next(c for c in fedanchor.table_cells("table2", PROFILES["paper"], "cpu")
                 if (c.setting, c.labeled, c.dataset, c.method) == ("wrn28x2_dir0.1", "1000", "svhn", "fedanchor_mix"))
@@ -138,7 +138,8 @@ def test_mixup_loss_interpolates_the_two_cross_entropies():
     assert float(mixup_loss(logits, a, b, 0.25)) == pytest.approx(0.25 * float(ce(logits, a)) + 0.75 * float(ce(logits, b)))
 
 
-def test_cells_of_unimplemented_methods_are_report_rows_with_the_paper_value():
+def test_cells_of_unimplemented_methods_are_report_rows_with_the_paper_value(monkeypatch):
+    monkeypatch.delitem(fedanchor.METHODS, "fedcon")
     rows = fedanchor.not_implemented_rows("table1", PROFILES["quick"], "cpu")
     assert len(rows) == 14 and set(rows.method) == {"fedcon"} and set(rows.status) == {"not-implemented"}
     assert rows.set_index(["setting", "labeled", "dataset"]).paper_value[("resnet18_iid", "250", "cifar10")] == 34.94
@@ -160,3 +161,32 @@ def test_a_run_stopped_early_is_the_longer_runs_prefix_and_its_final_state_is_wh
     z, y = test_embeddings(cfg, store, samples=50)
     assert z.shape == (50, 8) and y.shape == (50,)
     assert abs(float((z ** 2).sum(1).mean()) - 1.0) < 1e-5
+
+
+# --- FedCon ------------------------------------------------------------------------------------
+from fssl_core.algorithms.fedcon import byol_loss
+
+
+def test_byol_loss_is_two_minus_twice_the_cosine():
+    online = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
+    target = torch.tensor([[2.0, 0.0], [0.0, 3.0]])
+    # cosines 1 and 1/√2: mean of (0, 2 − √2)
+    assert float(byol_loss(online, target)) == pytest.approx((2 - math.sqrt(2)) / 2)
+
+
+@requires_mnist
+def test_fedcon_averages_the_backbone_and_trains_the_classifier_only_at_the_server(tmp_path):
+    cfg = RunConfig(algorithm="fedcon", dataset="fashion_mnist", partition="server_lda", dirichlet_alpha=1000.0,
+                    server_labeled=100, server_balanced=True, clients=20, clients_per_round=2, rounds=1,
+                    local_epochs=1, byol_hidden=16, seed=2)
+    fed = Federation.build(cfg)
+    state = fed.initial_state()
+    before = {k: v.clone() for k, v in state["model"].items()}
+    state, metrics = fed.run_round(state, 1)
+    backbone = set(fed.algorithm.backbone)
+    assert {k for k in before if k not in backbone} == {"classifier.weight", "classifier.bias"}
+    # the bytes: each client receives and sends the backbone and the predictor, never the classifier
+    per_client = sum(before[k].numel() * 4 for k in backbone) + sum(v.numel() * 4 for v in state["predictor"].values())
+    assert metrics["download_bytes"] == metrics["upload_bytes"] == 2 * per_client
+    assert all(torch.isfinite(v).all() for v in state["model"].values())
+    assert not torch.equal(before["conv1.weight"], state["model"]["conv1.weight"])

@@ -2,6 +2,7 @@
 from .base import Algorithm
 from .fedanchor import FedAnchor
 from .fedavg import FedAvg, FedAvgPlus
+from .fedcon import FedCon
 from .fedfixmatch import FedFixMatch
 from .fedmatch import FedMatch
 from .fedmix import FedMix, SupervisedAtServer
@@ -11,5 +12,5 @@ from .semifl import SemiFL, SupervisedFL
 
 ALGORITHMS: dict[str, type[Algorithm]] = {
     cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch, FedMatch,
-                FedMix, SupervisedAtServer, SemiFL, SupervisedFL, FedAnchor)
+                FedMix, SupervisedAtServer, SemiFL, SupervisedFL, FedAnchor, FedCon)
 }

@@ -1,7 +1,8 @@
 """What every network here shares: a feature extractor, a linear classifier and, on request, a
 linear projection ("anchor head", FedAnchor §4.1) on the same features.
 
-`forward(x)` returns logits, `forward(x, embed=True)` returns (logits, embedding), so an
+`forward(x)` returns logits, `forward(x, embed=True)` returns (logits, embedding) and
+`forward(x, features_only=True)` the features the heads share, so an
 algorithm calls a network through `functional_call` either way without knowing its layers.
 """
 from __future__ import annotations
@@ -19,8 +20,10 @@ class Network(nn.Module):
     def features(self, x: Tensor) -> Tensor:
         raise NotImplementedError
 
-    def forward(self, x: Tensor, embed: bool = False):
+    def forward(self, x: Tensor, embed: bool = False, features_only: bool = False):
         h = self.features(x)
+        if features_only:          # the backbone's output (FedCon's BYOL works on it)
+            return h
         logits = self.classifier(h)
         if not embed:
             return logits

@@ -1,0 +1,134 @@
+"""FedCon (Long et al., 2021) as the FedAnchor paper runs it: "extracted both the client and server
+training pipeline" from the authors' repository (zewei-long/fedcon-pytorch) with the backbone
+swapped (fedanchor.txt §5.1). Labels at the server, unlabeled clients.
+
+One round:
+    server (first): one epoch on the labeled set of
+        CE(f(v1), y)/2 + CE(f(v2), y)/2 + w(t) · KL(p(v1) ‖ p(v2)),   w(t) = exp(−5(1 − t/100)²)
+    with v1, v2 two weak views and p = softmax f (the consistency target p(v1) carries no gradient);
+    clients: BYOL on their unlabeled data: the online backbone g and a predictor q against a
+    target backbone ḡ, an EMA of g (decay 0.999), with the symmetrised loss
+        L = 2 − 2 cos(q(g(v1)), ḡ(v2)) + 2 − 2 cos(q(g(v2)), ḡ(v1))
+    the server averages the clients' backbones (uniformly, as FedCon's code); the classifier is
+    trained at the server only.
+
+Reading choices, and why:
+- The predictor q (Linear → BatchNorm → ReLU → Linear, `byol_hidden` wide) travels with the
+  backbone and is averaged with it. In FedCon's code each client keeps its own predictor and target
+  across rounds; holding 100 clients' predictors in the simulation's state would make it
+  100× the model's size, and a client seen every tenth round would keep a stale target. The target
+  starts each round as the downloaded backbone. Both choices are visible in the bytes counted.
+- Unlabeled batches are 5 × batch_size, as FedCon's; the optimiser is the run's SGD (the FedAnchor
+  protocol), not FedCon's LARS, since the paper puts FedCon "in our codebase".
+- The anchor head, where the network has one, is neither trained nor sent.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..aggregate import weighted_mean
+from ..batches import Batch, DataView, Plan
+from ..ssl import ema_update_, sigmoid_rampup
+from ..training import Nets, Step, Tensors
+from .base import Algorithm, Payload, State, Upload, clone
+
+BYOL_EMA = 0.999
+CONSISTENCY_RAMPUP = 100      # rounds of w(t)'s sigmoid ramp (FedCon's code)
+UNLABELED_BATCH_FACTOR = 5
+
+
+def init_predictor(dim: int, hidden: int, generator: torch.Generator, device) -> Tensors:
+    """q's parameters, initialised as torch.nn.Linear's default (uniform ±1/√fan_in)."""
+    def uniform(shape, fan_in):
+        bound = 1.0 / math.sqrt(fan_in)
+        return (torch.rand(shape, generator=generator, device=device) * 2 - 1) * bound
+    return {"w1": uniform((hidden, dim), dim), "b1": uniform((hidden,), dim),
+            "gamma": torch.ones(hidden, device=device), "beta": torch.zeros(hidden, device=device),
+            "w2": uniform((dim, hidden), hidden), "b2": uniform((dim,), hidden)}
+
+
+def predictor(q: Tensors, h: Tensor) -> Tensor:
+    """Linear → BatchNorm (batch statistics) → ReLU → Linear."""
+    a = F.linear(h, q["w1"], q["b1"])
+    a = F.batch_norm(a, None, None, q["gamma"], q["beta"], training=True)
+    return F.linear(a.relu(), q["w2"], q["b2"])
+
+
+def byol_loss(online: Tensor, target: Tensor) -> Tensor:
+    """2 − 2 cos(online, target), averaged over the batch; the target carries no gradient."""
+    return (2 - 2 * F.cosine_similarity(online, target.detach(), dim=1)).mean()
+
+
+class FedCon(Algorithm):
+    name = "fedcon"
+    trainable = ("model", "predictor")
+
+    def __init__(self, cfg, ctx):
+        super().__init__(cfg, ctx)
+        self.backbone = [k for k in ctx.model.state_dict()
+                         if not k.startswith(("classifier.", "projection."))]
+
+    def init_state(self, initial: Tensors) -> State:
+        generator = torch.Generator(device=self.ctx.device).manual_seed(self.cfg.seed)
+        q = init_predictor(self.ctx.model.feature_dim, self.cfg.byol_hidden, generator, self.ctx.device)
+        return {"model": initial, "predictor": q}
+
+    # --- server ------------------------------------------------------------------------------
+    def server_update(self, state: State, round: int, train) -> None:
+        if round >= 1 and self.cfg.server_epochs:
+            train({"model": state["model"]}, ("model",), self.server_loss,
+                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        x = batch.labeled
+        logits = self.ctx.apply(nets["model"], torch.cat([x.weak(), x.weak2()]))
+        l1, l2 = logits[:len(x)], logits[len(x):]
+        ce = (F.cross_entropy(l1, x.y) + F.cross_entropy(l2, x.y)) / 2
+        consistency = F.kl_div(l2.log_softmax(1), l1.detach().softmax(1), reduction="batchmean")
+        weight = sigmoid_rampup(step.round, CONSISTENCY_RAMPUP)
+        return ce + weight * consistency, {"server_ce": ce.detach(), "server_consistency": consistency.detach()}
+
+    def download(self, state: State, round: int, client: int) -> Payload:
+        return {"backbone": {k: state["model"][k] for k in self.backbone}, "predictor": state["predictor"]}
+
+    def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
+        weights = [1.0] * len(uploads)
+        backbone = weighted_mean([u.payload["backbone"] for u in uploads], weights)
+        q = weighted_mean([u.payload["predictor"] for u in uploads], weights)
+        return {"model": {**state["model"], **backbone}, "predictor": q}
+
+    # --- client ------------------------------------------------------------------------------
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        # the client's full network: the downloaded backbone, the heads as placeholders it never trains
+        template = {k: v.detach().clone() for k, v in self.ctx.model.state_dict().items()}
+        online = {**template, **clone(payload["backbone"])}
+        return {"model": online, "target": clone(online), "predictor": clone(payload["predictor"])}
+
+    def plan(self, view: DataView, round: int) -> Plan:
+        return Plan(epochs=self.cfg.local_epochs, labeled_batch=0,
+                    unlabeled_batch=UNLABELED_BATCH_FACTOR * self.cfg.batch_size, epoch_over="unlabeled")
+
+    def features(self, tensors: Tensors, x: Tensor) -> Tensor:
+        self.ctx.model.train(True)
+        return torch.func.functional_call(self.ctx.model, tensors, (x,), {"features_only": True})
+
+    def loss(self, nets: Nets, batch: Batch, step: Step):
+        u = batch.unlabeled
+        v = torch.cat([u.weak(), u.weak2()])
+        online = predictor(nets["predictor"], self.features(nets["model"], v))
+        with torch.no_grad():
+            target = self.features(nets["target"], v)
+        n = len(u)
+        loss = byol_loss(online[:n], target[n:]) + byol_loss(online[n:], target[:n])
+        return loss, {"byol_loss": loss.detach()}
+
+    def after_step(self, nets: Nets, step: Step) -> None:
+        ema_update_(nets["target"], nets["model"], [k for k in self.backbone if nets["model"][k].is_floating_point()],
+                    BYOL_EMA)
+
+    def upload(self, nets: Nets, view: DataView, round: int) -> Payload:
+        return {"backbone": {k: nets["model"][k] for k in self.backbone}, "predictor": nets["predictor"]}
