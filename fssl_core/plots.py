@@ -42,7 +42,9 @@ def save_figure(fig, name: str, profile: str) -> Path:
     return path
 
 
-YLABELS = {"accuracy": "test accuracy (%)", "pseudo_label_accuracy": "pseudo-label accuracy (%)",
+YLABELS = {"accuracy": "test accuracy (%)", "pseudo_label_accuracy": "pseudo-label accuracy, kept samples (%)",
+           "pseudo_label_accuracy_all": "pseudo-label accuracy, all samples (%)",
+           "pseudo_label_accuracy_all_classifier": "pseudo-label accuracy, classifier head (%)",
            "selected": "samples passing the threshold, per client"}
 
 

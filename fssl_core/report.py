@@ -83,6 +83,7 @@ METRICS: dict[str, Callable[[RunResult], float | None]] = {
     # SemiFL / FedAnchor pseudo-labelling, averaged over the run's rounds (FedAnchor Figs. 2-3, 9):
     # accuracy (%) of the pseudo-labels that passed the threshold, and samples passing per client
     "pseudo_label_accuracy": lambda r: _round_mean(r, "pseudo_label_accuracy"),
+    "pseudo_label_accuracy_all": lambda r: _round_mean(r, "pseudo_label_accuracy_all"),   # of every sample
     "selected": lambda r: _round_mean(r, "selected"),
 }
 

@@ -124,10 +124,10 @@ def test_fmnist_claims_are_fedanchor_minus_semifl_per_setting():
              "profile": "quick", "device": "cpu", "status": "reduced"}
             for s, m, k, v in [("iid", "fedanchor", "accuracy", 80.0), ("iid", "semifl", "accuracy", 75.5),
                                ("iid", "fedanchor", "selected", 400.0), ("iid", "semifl", "selected", 100.0),
-                               ("iid", "fedanchor", "pseudo_label_accuracy", 90.0),
-                               ("iid", "semifl", "pseudo_label_accuracy", 95.0)]]
+                               ("iid", "fedanchor", "pseudo_label_accuracy_all", 90.0),
+                               ("iid", "semifl", "pseudo_label_accuracy_all", 95.0)]]
     claims = fedanchor.fmnist_claims(pd.DataFrame(rows)).set_index("metric").reproduced_value
-    assert claims.to_dict() == {"pseudo_label_accuracy_gap": -5.0, "selected_gap": 300.0, "accuracy_gap": 4.5}
+    assert claims.to_dict() == {"pseudo_label_accuracy_all_gap": -5.0, "selected_gap": 300.0, "accuracy_gap": 4.5}
 
 
 def test_mixup_loss_interpolates_the_two_cross_entropies():
@@ -190,3 +190,15 @@ def test_fedcon_averages_the_backbone_and_trains_the_classifier_only_at_the_serv
     assert metrics["download_bytes"] == metrics["upload_bytes"] == 2 * per_client
     assert all(torch.isfinite(v).all() for v in state["model"].values())
     assert not torch.equal(before["conv1.weight"], state["model"]["conv1.weight"])
+
+
+def test_curve_figures_draw_table1_cells():
+    pairs = fedanchor.curve_cells(9, PROFILES["paper"], "cpu")
+    assert {p for p, _ in pairs} == {("cifar10", "resnet18_dir0.1", "250"), ("cifar10", "resnet18_dir0.1", "500"),
+                                     ("svhn", "resnet18_dir0.1", "250"), ("svhn", "resnet18_dir0.1", "1000")}
+    assert {c.method for _, c in pairs} == {"fedanchor", "semifl"}
+    table1 = {c.configs[0].run_id for c in fedanchor.table_cells("table1", PROFILES["paper"], "cpu")}
+    assert all(c.configs[0].run_id in table1 for _, c in pairs)
+    assert len(fedanchor.curve_cells(6, PROFILES["paper"], "cpu")) == 6 * 6
+    with pytest.raises(ValueError, match="figure=5: must be one of 2, 3, 4, 6, 7, 8, 9"):
+        fedanchor.curve_cells(5, PROFILES["paper"], "cpu")

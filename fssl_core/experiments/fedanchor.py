@@ -142,7 +142,7 @@ QUICK_CIFAR = {"rounds": 50, "local_epochs": 1}
 FMNIST_SETTINGS = {"iid": 1000.0, "dir0.1": 0.1}
 FMNIST_METHODS = ("fedanchor", "semifl", "fedcon", "fedavg_fixmatch", "supervised")
 FMNIST_QUICK = {"model": "cnn_mnist", "rounds": 30, "local_epochs": 1}
-FMNIST_METRICS = ("accuracy", "pseudo_label_accuracy", "selected")
+FMNIST_METRICS = ("accuracy", "pseudo_label_accuracy_all", "pseudo_label_accuracy", "selected")
 
 
 def fmnist_cells(profile: Profile, device: str, methods=FMNIST_METHODS, settings=None, anchors=(250,),
@@ -166,15 +166,16 @@ def fmnist_cells(profile: Profile, device: str, methods=FMNIST_METHODS, settings
 
 def fmnist_claims(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "semifl") -> pd.DataFrame:
     """The paper's three central claims (§5.2-5.3) on Fashion-MNIST, as differences ours − baseline's
-    per setting: pseudo-label accuracy (points), samples passing the threshold (per client and
-    round) and test accuracy (points). A claim holds where its difference is positive."""
+    per setting: pseudo-label accuracy over all the clients' samples (points; the labeller's accuracy,
+    SemiFL's "PAccuracy", what Figs. 3d, 4b and 9 compare), samples passing the threshold (per client
+    and round) and test accuracy (points). A claim holds where its difference is positive."""
     rows = []
     for (setting, labeled), part in results.groupby(["setting", "labeled"], sort=False):
         def value(m, metric):
             hit = part[(part.method == m) & (part.metric == metric)]
             return float(hit.reproduced_value.iloc[0]) if len(hit) else math.nan
         first = part.iloc[0]
-        for metric in ("pseudo_label_accuracy", "selected", "accuracy"):
+        for metric in ("pseudo_label_accuracy_all", "selected", "accuracy"):
             gap = value(method, metric) - value(baseline, metric)
             rows.append({"paper": PAPER, "table": "fmnist_claims", "setting": setting, "labeled": labeled,
                          "dataset": "fashion_mnist", "method": f"{method} vs {baseline}", "metric": f"{metric}_gap",
@@ -205,3 +206,34 @@ def figure5_configs(profile: Profile, device: str, dataset: str = "fashion_mnist
                            server_labeled=250)
         base = profile.configs(cfg, [seed], quick=QUICK_CIFAR)[0]
     return [base.replace(rounds=r) for r in sorted({min(r, base.rounds) for r in rounds})]
+
+
+# --- Figures 2-4 and 6-9: curves of Table 1's runs (ResNet-18) -------------------------------------
+ALL_METHODS = ("supervised", "fedcon", "fedavg_fixmatch", "semifl", "fedanchor", "fedanchor_mix")
+# figure -> (panels as (dataset, setting, anchors), methods, per-round metrics drawn)
+CURVE_FIGURES = {
+    2: ([("cifar10", "resnet18_dir0.1", "250"), ("cifar10", "resnet18_dir0.1", "500")], ("semifl",), ("selected",)),
+    3: ([("cifar10", "resnet18_dir0.1", "250"), ("cifar10", "resnet18_dir0.1", "500")], ALL_METHODS,
+        ("accuracy", "selected", "pseudo_label_accuracy_all")),
+    4: ([("cifar100", "resnet18_iid", "2500")], ALL_METHODS, ("accuracy", "pseudo_label_accuracy_all")),
+    6: ([("cifar10", s, n) for s in ("resnet18_iid", "resnet18_dir0.1") for n in ("250", "500", "5000")],
+        ALL_METHODS, ("accuracy",)),
+    7: ([("cifar100", s, n) for s in ("resnet18_iid", "resnet18_dir0.1") for n in ("2500", "10000")],
+        ALL_METHODS, ("accuracy",)),
+    8: ([("svhn", s, n) for s in ("resnet18_iid", "resnet18_dir0.1") for n in ("250", "1000")],
+        ALL_METHODS, ("accuracy",)),
+    # the classification head's and the anchor head's pseudo-labels of FedAnchor, beside SemiFL's
+    9: ([("cifar10", "resnet18_dir0.1", "250"), ("cifar10", "resnet18_dir0.1", "500"),
+         ("svhn", "resnet18_dir0.1", "250"), ("svhn", "resnet18_dir0.1", "1000")], ("fedanchor", "semifl"),
+        ("pseudo_label_accuracy_all", "pseudo_label_accuracy_all_classifier")),
+}
+
+
+def curve_cells(figure: int, profile: Profile, device: str, seeds=None) -> list[tuple[tuple[str, str, str], Cell]]:
+    """(panel, cell) pairs of a curve figure: Table 1's cells of its panels and methods."""
+    if figure not in CURVE_FIGURES:
+        raise ValueError(f"figure={figure!r}: must be one of {', '.join(map(str, CURVE_FIGURES))}")
+    panels, methods, _ = CURVE_FIGURES[figure]
+    cells = table_cells("table1", profile, device, seeds=seeds)
+    return [(panel, c) for panel in panels for c in cells
+            if (c.dataset, c.setting, c.labeled) == panel and c.method in methods]

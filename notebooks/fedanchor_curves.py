@@ -1,0 +1,61 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # FedAnchor, Figures 2–4 and 6–9 — curves over the rounds
+#
+# The curve figures of `fedanchor.txt` are views of Table 1's runs (ResNet-18), so one notebook
+# draws them all from the run store (a figure's runs are Table 1's cells, trained once):
+# - Fig. 2: SemiFL's samples per client passing its 0.95 threshold (CIFAR-10, Dir 0.1, 250 and 500
+#   anchors); the paper: a mean below 25 of about 500 samples.
+# - Fig. 3: test accuracy, samples selected and pseudo-label accuracy, all methods (CIFAR-10, Dir 0.1).
+# - Fig. 4: CIFAR-100 IID, 2,500 anchors: test and pseudo-label accuracy; SemiFL degrades after
+#   about 300 rounds (confirmation bias).
+# - Figs. 6–8: test accuracy of every method, IID and Dir 0.1, every anchor size (CIFAR-10, CIFAR-100, SVHN).
+# - Fig. 9: FedAnchor's pseudo-labels from its classification head and from its anchor head, beside
+#   SemiFL's (CIFAR-10 250/500, SVHN 250/1000, Dir 0.1; the caption's "SVHN 100" read as 1,000).
+#
+# Pseudo-label accuracy is over all the clients' samples (SemiFL's "PAccuracy"). Where the data set
+# is not on this machine the panel says `needs-data`. Profiles as in `fedanchor_table1`.
+
+# %% tags=["parameters"]
+profile = "quick"                       # smoke | quick | paper
+device = "cpu"                          # cpu | cuda
+figures = [2, 3, 4, 6, 7, 8, 9]
+seeds = None
+
+# %%
+from fssl_core.experiments import fedanchor
+from fssl_core.plots import round_curves, save_figure
+from fssl_core.profiles import get_profile
+from fssl_core.report import dataset_available, reproduce_cells
+from fssl_core.report import round_curves as curves_of
+
+run_profile = get_profile(profile)
+for figure in figures:
+    pairs = fedanchor.curve_cells(figure, run_profile, device, seeds=seeds)
+    _, _, keys = fedanchor.CURVE_FIGURES[figure]
+    for panel in dict.fromkeys(p for p, _ in pairs):
+        dataset, setting, anchors = panel
+        if not dataset_available(dataset):
+            print(f"Figure {figure}, {dataset} {setting} {anchors} anchors: needs-data")
+            continue
+        cells = [c for p, c in pairs if p == panel]
+        reproduce_cells(cells, run_profile, device)
+        for key in keys:
+            fig, ax = round_curves(curves_of(cells, key), key,
+                                   title=f"Fig. {figure}: {dataset} {setting}, {anchors} anchors "
+                                         f"(profile {run_profile.name}, {device})")
+            save_figure(fig, f"fedanchor_figure{figure}_{dataset}_{setting}_{anchors}_{key}", run_profile.name)
