@@ -106,6 +106,8 @@ class RunConfig:
     pretrain_lr: float = 0.05        # their learning rate (Appendix C)
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
+    trainer: str = AUTO              # 'sequential' (the reference), 'cohort' (a round's clients stacked, cohort.py)
+                                     # or 'auto': cohort on CUDA where the algorithm supports it, else sequential
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
     eval_batch_size: int = 1024      # BS_te only changes speed: evaluation runs in eval mode
     checkpoint_every: int = 1        # rounds between checkpoints (resume granularity)
@@ -201,6 +203,7 @@ _RULES: dict[str, Any] = {
     "model": _choices_model,
     "partition": _choices_partition,
     "device": lambda: DEVICES,
+    "trainer": lambda: (AUTO, "sequential", "cohort"),
     "labeled_ratio": (0.0, 1.0),
     "server_labeled": (0, None),
     "dirichlet_alpha": (1e-6, None),

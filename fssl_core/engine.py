@@ -24,6 +24,7 @@ from .data.augment import augment_spec_for
 from .data.datasets import ImageData, load_dataset, resplit
 from .data.partition import Partition, build_partition, partition_arguments
 from .models import build_model, count_parameters
+from .cohort import stack_nets, train_cohort, unstack_nets
 from .training import SGD, Nets, Tensors, train_party
 
 SERVER = -1   # party id of the server in seeds and logs
@@ -108,6 +109,15 @@ class Federation:
         return build_partition(cfg.partition, data.train_y.cpu().numpy(), num_classes=data.num_classes,
                                num_clients=cfg.clients, seed=cfg.seed, **fields)
 
+    @property
+    def cohort(self) -> bool:
+        """Whether this run trains a round's clients as one cohort (RunConfig.trainer)."""
+        wanted = self.cfg.trainer
+        if wanted == "cohort" and not self.algorithm.cohort:
+            raise ValueError(f"RunConfig.trainer='cohort': algorithm {self.cfg.algorithm!r} does not support the "
+                             "cohort trainer (its `cohort` is False); use trainer='sequential' or 'auto'")
+        return wanted == "cohort" or (wanted == "auto" and self.algorithm.cohort and self.ctx.device.type == "cuda")
+
     # --- state ----------------------------------------------------------------------------------
     def initial_state(self) -> State:
         tensors = {k: v.detach().clone() for k, v in self.ctx.model.state_dict().items()}
@@ -160,18 +170,29 @@ class Federation:
             algo.server_update(state, 0, server_trainer(0))
         algo.server_update(state, round, server_trainer(round))
 
-        uploads: list[Upload] = []
         down = up = 0
-        participations = self.participations(round)
-        for client in self.sample_clients(round):
-            view = self.client_view(client, round)
+        clients = self.sample_clients(round)
+        views = [self.client_view(client, round) for client in clients]
+        inits = []
+        for client, view in zip(clients, views):
             payload = algo.download(state, round, client)
             down += payload_bytes(payload)
-            nets = algo.client_init(payload, view)
-            walk = algo.local_view(nets, view)
-            stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk,
-                                algo.plan(walk, round), optimizer, self.generator(round, client), round,
-                                after_step=algo.after_step)
+            inits.append(algo.client_init(payload, view))
+        walks = [algo.local_view(nets, view) for nets, view in zip(inits, views)]
+        plans = [algo.plan(walk, round) for walk in walks]
+        generators = [self.generator(round, client) for client in clients]
+        if self.cohort and clients:
+            stacked = stack_nets(inits)
+            all_stats = train_cohort(stacked, algo.trainable, self.param_names, algo.loss, self.images, walks, plans,
+                                     optimizer, generators, round, after_step=algo.after_step)
+            inits = unstack_nets(stacked, len(clients))
+        else:
+            all_stats = [train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk, plan,
+                                     optimizer, generator, round, after_step=algo.after_step)
+                         for nets, walk, plan, generator in zip(inits, walks, plans, generators)]
+        uploads: list[Upload] = []
+        participations = self.participations(round)
+        for client, view, nets, stats in zip(clients, views, inits, all_stats):
             sent = algo.upload(nets, view, round)
             up += payload_bytes(sent)
             uploads.append(Upload(client, sent, view.num_labeled, view.num_unlabeled, stats,

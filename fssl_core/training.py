@@ -67,7 +67,7 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
     Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
     the loss is not finite (checked once at the end, to keep host syncs out of the step).
     """
-    leaves = [nets[role][name].requires_grad_() for role in trainable for name in _parameters(nets[role], param_names)]
+    leaves = [nets[role][name].requires_grad_() for role in trainable for name in parameter_names(nets[role], param_names)]
     velocity = None
     steps = plan.steps(view)
     totals: dict[str, Tensor] = {}
@@ -93,7 +93,7 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
 
 
 
-def _parameters(tensors: Tensors, param_names: frozenset[str]) -> list[str]:
+def parameter_names(tensors: Tensors, param_names: frozenset[str]) -> list[str]:
     """The trainable names of one role: the network's parameters when the role is a copy of the
     network, else every floating tensor of the role (an algorithm's own small module, e.g. FedCon's
     BYOL predictor)."""

@@ -96,6 +96,8 @@ ServerTrain = Callable[..., dict]
 class Algorithm:
     name = "base"
     trainable: tuple[str, ...] = ("model",)   # nets whose parameters local SGD updates
+    # whether a round's clients may train as one cohort (cohort.py says what the loss must satisfy)
+    cohort: bool = False
 
     def __init__(self, cfg: RunConfig, ctx: Context):
         self.cfg = cfg

@@ -14,6 +14,7 @@ from .base import Algorithm
 
 class FedAvg(Algorithm):
     name = "fedavg"
+    cohort = True
 
     def inputs(self, batch):
         return batch.labeled.plain()

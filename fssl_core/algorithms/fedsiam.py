@@ -113,6 +113,7 @@ def _cat(*tensors: Tensor | None) -> Tensor:
 class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
+    cohort = True
     trainable = ("online",)
 
     def __init__(self, cfg, ctx):

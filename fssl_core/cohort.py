@@ -1,0 +1,166 @@
+"""The cohort trainer: a round's selected clients trained together, the same updates as the
+sequential trainer (`training.train_party`, the reference) up to float rounding.
+
+Every network tensor is stacked along a leading client dimension. Each step, the clients whose
+batches have the same shape run one `torch.func.vmap` of the algorithm's own loss and its gradient
+(`grad_and_value` over `functional_call`), so a convolution over ten clients' weights becomes one
+grouped convolution; SGD's momentum and weight decay act on the stacked tensors, per client.
+
+Exactness, and how it is kept:
+- Each client draws its batches from its own `batches(...)` stream and generator, as sequentially.
+- Inside the vmapped loss a batch part's views (plain, weak, strong, ...) are computed per client
+  with that client's generator, in the order the loss asks for them (the same code runs), then
+  stacked and picked by the vmapped client id; vmap runs with randomness="same", under which an
+  unbatched random op draws from its generator exactly as outside vmap.
+- Clients with unequal sizes: at each step the active clients are grouped by (labeled batch,
+  unlabeled batch, steps this round); a group smaller than the cohort gathers its clients' tensors
+  and scatters the update back. A client that has finished takes no step.
+- The first momentum step: the stacked velocity starts at zero, and m·0 + d = d exactly.
+
+An algorithm opts in with `cohort = True` when its loss and `after_step` are functions of tensors
+and batch views only: no draws of its own from `part.generator` (mixup partners, ...), no
+per-party tensors indexed by `part.pos`, no data-dependent Python control flow on tensor values.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import Tensor
+from torch.func import grad_and_value, vmap
+
+from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
+from .training import SGD, AfterStepFn, Diverged, LossFn, Nets, Step, parameter_names
+
+
+class _CohortPart:
+    """One part (labeled or unlabeled) of a group's step, as the vmapped loss sees it: per-client
+    batch parts whose views are computed per client, stacked, and picked by the vmapped id."""
+
+    def __init__(self, parts: list[BatchPart], ids: Tensor):
+        self._parts, self._ids = parts, ids
+        self._stacked: dict[str, Tensor] = {}
+
+    def __len__(self) -> int:
+        return len(self._parts[0])
+
+    def _pick(self, name: str, make: Callable[[BatchPart], Tensor]) -> Tensor:
+        if name not in self._stacked:
+            self._stacked[name] = torch.stack([make(p) for p in self._parts])
+        return self._stacked[name].index_select(0, self._ids.unsqueeze(0)).squeeze(0)
+
+    def plain(self) -> Tensor:
+        return self._pick("plain", lambda p: p.plain())
+
+    def weak(self) -> Tensor:
+        return self._pick("weak", lambda p: p.weak())
+
+    def weak2(self) -> Tensor:
+        return self._pick("weak2", lambda p: p.weak2())
+
+    def strong(self) -> Tensor:
+        return self._pick("strong", lambda p: p.strong())
+
+    def transformed(self, name: str, transform) -> Tensor:
+        return self._pick(f"t:{name}", lambda p: p.transformed(name, transform))
+
+    @property
+    def y(self) -> Tensor:
+        return self._pick("y", lambda p: p.y)
+
+    @property
+    def hidden_labels(self) -> Tensor:
+        return self._pick("hidden", lambda p: p.hidden_labels)
+
+    @property
+    def generator(self):
+        raise RuntimeError("cohort trainer: an algorithm that draws its own randomness from a batch part's "
+                           "generator cannot train as a cohort; set its `cohort = False`")
+
+    @property
+    def pos(self):
+        raise RuntimeError("cohort trainer: per-party tensors indexed by `pos` are not supported; "
+                           "set the algorithm's `cohort = False`")
+
+
+def stack_nets(per_client: list[Nets]) -> Nets:
+    return {role: {k: torch.stack([nets[role][k] for nets in per_client]) for k in per_client[0][role]}
+            for role in per_client[0]}
+
+
+def unstack_nets(nets: Nets, count: int) -> list[Nets]:
+    return [{role: {k: v[c] for k, v in tensors.items()} for role, tensors in nets.items()} for c in range(count)]
+
+
+def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
+                 images: TrainImages, views: list[DataView], plans: list[Plan], optimizer: SGD,
+                 generators: list[torch.Generator], round: int,
+                 after_step: AfterStepFn | None = None) -> list[dict[str, float]]:
+    """`train_party` for a cohort: `nets` stacked over the clients (in `views` order) are updated in
+    place; returns each client's mean loss and statistics, as `train_party` would."""
+    count = len(views)
+    device = generators[0].device
+    names = {role: parameter_names(nets[role], param_names) for role in trainable}
+    velocity = {(role, k): torch.zeros_like(nets[role][k]) for role in trainable for k in names[role]}
+    if not optimizer.momentum:
+        velocity = {key: None for key in velocity}
+    steps = [plan.steps(view) for plan, view in zip(plans, views)]
+    streams = [batches(images, view, plan, g) for view, plan, g in zip(views, plans, generators)]
+    totals: list[dict[str, Tensor]] = [{} for _ in range(count)]
+
+    for i in range(max(steps, default=0)):
+        active = [c for c in range(count) if i < steps[c]]
+        drawn = {c: next(streams[c]) for c in active}
+        groups: dict[tuple, list[int]] = {}
+        for c in active:
+            groups.setdefault((len(drawn[c].labeled), len(drawn[c].unlabeled), steps[c]), []).append(c)
+        for (_, _, local_steps), members in groups.items():
+            step = Step(round=round, local_step=i, local_steps=local_steps)
+            whole = len(members) == count
+            index = None if whole else torch.tensor(members, device=device)
+            sub = nets if whole else {role: {k: v.index_select(0, index) for k, v in t.items()} for role, t in nets.items()}
+            # the loss's arguments: trained tensors (differentiated), the trained roles' buffers, other roles
+            train_tensors = {role: {k: sub[role][k] for k in names[role]} for role in trainable}
+            buffers = {role: {k: v for k, v in sub[role].items() if k not in names[role]} for role in trainable}
+            others = {role: t for role, t in sub.items() if role not in trainable}
+            parts_l = [drawn[c].labeled for c in members]
+            parts_u = [drawn[c].unlabeled for c in members]
+
+            def per_client(train_c, buffers_c, others_c, ids):
+                nets_c = {**others_c, **{role: {**buffers_c[role], **train_c[role]} for role in trainable}}
+                loss, stats = loss_fn(nets_c, Batch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step)
+                return loss, {"loss": loss.detach(), **{k: v.detach() for k, v in stats.items()}}
+
+            ids = torch.arange(len(members), device=device)
+            grads, (_, stats) = vmap(grad_and_value(per_client, has_aux=True), randomness="same")(
+                train_tensors, buffers, others, ids)
+            leaves = [sub[role][k] for role in trainable for k in names[role]]
+            flat_grads = [grads[role][k] for role in trainable for k in names[role]]
+            vel = None if not optimizer.momentum else [
+                velocity[(role, k)] if whole else velocity[(role, k)].index_select(0, index)
+                for role in trainable for k in names[role]]
+            new_vel = optimizer.step(leaves, flat_grads, vel)
+            if after_step is not None:
+                after_step(sub, step)
+            if not whole:
+                with torch.no_grad():
+                    for role, t in sub.items():
+                        for k, v in t.items():
+                            nets[role][k].index_copy_(0, index, v)
+                    if optimizer.momentum:
+                        for (role, k), v in zip([(r, k) for r in trainable for k in names[r]], new_vel):
+                            velocity[(role, k)].index_copy_(0, index, v)
+            for j, c in enumerate(members):
+                for name, value in stats.items():
+                    value = value[j].float()
+                    totals[c][name] = totals[c][name] + value if name in totals[c] else value
+    out = []
+    for c in range(count):
+        if not totals[c]:
+            out.append({})
+            continue
+        means = {name: float(total) / steps[c] for name, total in totals[c].items()}
+        if not torch.isfinite(torch.tensor(means["loss"])):
+            raise Diverged(f"loss={means['loss']} in round {round}")
+        out.append(means)
+    return out
