@@ -1,11 +1,22 @@
-"""Speed benchmark: seconds per round and local steps per second of a config, printed as JSON.
+"""Speed benchmark: seconds per round of the same round trained three ways, printed as a table.
 
-`python -m fssl_core bench [key=value ...]` runs a few rounds outside the run store (nothing is
-written) and reports the median round time after one warm-up round, so numbers are comparable
-across devices and commits. Defaults: FedAvg on MNIST with FedSiam's Table 2 protocol.
+`python -m fssl_core bench [device=cpu|cuda] [rounds=3] [cases=mnist_fedavg,...]` compares, in one
+process on one machine:
+  (a) loop    the loop the FSSL papers' code uses: a torchvision dataset with per-sample transforms,
+              a `Subset` + `DataLoader(batch_size=10, shuffle=True)` per client, a model copy and
+              `torch.optim.SGD` (written here for FedAvg only);
+  (b) seq     this package's sequential trainer (device tensors, batched augmentation);
+  (c) cohort  the cohort trainer (cohort.py): the round's clients stacked, one vmapped step.
+Protocol: FedSiam's Table 2 (labels-at-client IID, γ = 0.1, K = 100, 10 clients a round, E = 5,
+B = 10), on the MNIST CNN (real MNIST) and the FedSiam CIFAR CNN (synthetic CIFAR-10-shaped data).
+Each figure is the median training round (no test-set evaluation) after one warm-up round; nothing
+is written to the run store.
+On CUDA the achieved TFLOP/s of the cohort round is reported (forward + backward ≈ 3× the forward
+multiply-adds × 2 FLOPs each) beside the device's peak where it is known.
 """
 from __future__ import annotations
 
+import copy
 import json
 import statistics
 import time
@@ -15,38 +26,125 @@ import torch
 from .config import RunConfig
 from .engine import Federation
 
-DEFAULTS = {"algorithm": "fedavg", "dataset": "mnist", "partition": "iid", "labeled_ratio": "0.1", "rounds": "4"}
+CASES = {
+    "mnist_fedavg": dict(algorithm="fedavg", dataset="mnist"),
+    "mnist_fedsiam_d": dict(algorithm="fedsiam_d", dataset="mnist"),
+    "cifar_fedavg": dict(algorithm="fedavg", dataset="synthetic_cifar10"),
+    "cifar_fedsiam_d": dict(algorithm="fedsiam_d", dataset="synthetic_cifar10"),
+}
+PROTOCOL = dict(partition="iid", labeled_ratio=0.1, clients=100, clients_per_round=10, local_epochs=5, batch_size=10,
+                lr=0.01, momentum=0.9, weight_decay=1e-4, seed=1234)
 
 
-def bench(cfg: RunConfig) -> dict:
-    build_start = time.perf_counter()
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def engine_seconds(cfg: RunConfig, rounds: int) -> list[float]:
     fed = Federation.build(cfg)
-    build_seconds = time.perf_counter() - build_start
-    if fed.ctx.device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(fed.ctx.device)
     state = fed.initial_state()
     seconds = []
-    for r in range(1, cfg.rounds + 1):
+    for r in range(1, rounds + 1):
         start = time.perf_counter()
         state, _ = fed.run_round(state, r)
-        if fed.ctx.device.type == "cuda":
-            torch.cuda.synchronize(fed.ctx.device)
+        _sync(fed.ctx.device)
         seconds.append(time.perf_counter() - start)
-    timed = seconds[1:] or seconds      # the first round pays for warm-up (allocator, kernels)
-    steps = sum(fed.algorithm.plan(fed.client_view(k, 1), 1).steps(fed.client_view(k, 1))
-                for k in fed.sample_clients(1))
-    out = {"algorithm": cfg.algorithm, "dataset": cfg.dataset, "model": cfg.model, "device": str(fed.ctx.device),
-           "device_name": torch.cuda.get_device_name(fed.ctx.device) if fed.ctx.device.type == "cuda" else "cpu",
-           "threads": torch.get_num_threads(), "rounds_timed": len(timed),
-           "build_seconds": round(build_seconds, 3),
-           "seconds_per_round": round(statistics.median(timed), 4),
-           "local_steps_per_round": steps,
-           "steps_per_second": round(steps / statistics.median(timed), 1)}
-    if fed.ctx.device.type == "cuda":
-        out["peak_memory_mib"] = round(torch.cuda.max_memory_allocated(fed.ctx.device) / 2**20, 1)
-    return out
+    return seconds
+
+
+def loop_seconds(cfg: RunConfig, rounds: int) -> list[float]:
+    """FedAvg as the papers' code writes it, on the same clients' labeled samples."""
+    import torchvision.transforms as T
+    from torch.utils.data import DataLoader, Dataset, Subset
+
+    fed = Federation.build(cfg)
+    data, device = fed.data, fed.ctx.device
+
+    if cfg.dataset == "mnist":       # the papers' own: torchvision's MNIST, PIL images, ToTensor + Normalize
+        import torchvision
+        from .data.datasets import data_root
+        dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
+                                             transform=T.Compose([T.ToTensor(), T.Normalize(data.mean, data.std)]))
+    else:                            # synthetic images: a tensor dataset with the same per-sample Normalize
+        class PerSample(Dataset):
+            def __init__(self):
+                self.x, self.y = data.train_x.cpu(), data.train_y.cpu()
+                self.transform = T.Normalize(data.mean, data.std)
+
+            def __len__(self):
+                return len(self.y)
+
+            def __getitem__(self, i):
+                return self.transform(self.x[i]), int(self.y[i])
+        dataset = PerSample()
+    model = copy.deepcopy(fed.ctx.model)
+    seconds = []
+    for r in range(1, rounds + 1):
+        start = time.perf_counter()
+        states = []
+        for client in fed.sample_clients(r):
+            local = copy.deepcopy(model)
+            opt = torch.optim.SGD(local.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+            loader = DataLoader(Subset(dataset, fed.partition.clients[client].labeled.tolist()),
+                                batch_size=cfg.batch_size, shuffle=True)
+            local.train()
+            for _ in range(cfg.local_epochs):
+                for x, y in loader:
+                    x, y = x.to(device), y.to(device)
+                    opt.zero_grad()
+                    torch.nn.functional.cross_entropy(local(x), y).backward()
+                    opt.step()
+            states.append(local.state_dict())
+        model.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype)
+                               for k in states[0]})
+        _sync(device)
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def _median(seconds: list[float]) -> float:
+    return statistics.median(seconds[1:] or seconds)     # the first round pays for warm-up
+
+
+def bench(device: str = "cpu", rounds: int = 3, cases=tuple(CASES)) -> list[dict]:
+    if device == "cpu":
+        torch.set_num_threads(1)     # as runs train (RunStore.execute): one run per core
+    rows = []
+    for case in cases:
+        if case not in CASES:
+            raise ValueError(f"bench: cases={case!r}: must be among {', '.join(CASES)}")
+        # rounds far beyond those timed, evaluated never: the figures are of training, not of the test pass
+        cfg = RunConfig(device=device, rounds=10_000, eval_every=10_000, **PROTOCOL, **CASES[case])
+        row = {"case": case, "device": device,
+               "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+               "threads": torch.get_num_threads()}
+        if cfg.algorithm == "fedavg":
+            row["loop_s"] = round(_median(loop_seconds(cfg, rounds)), 4)
+        row["seq_s"] = round(_median(engine_seconds(cfg.replace(trainer="sequential"), rounds)), 4)
+        row["cohort_s"] = round(_median(engine_seconds(cfg.replace(trainer="cohort"), rounds)), 4)
+        row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
+        if "loop_s" in row:
+            row["cohort_vs_loop"] = round(row["loop_s"] / row["cohort_s"], 2)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    head = "| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | cohort vs loop |"
+    lines = [head, "|" + "---|" * 7]
+    for r in rows:
+        lines.append(f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
+                     f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {r.get('cohort_vs_loop', 'n/a')}"
+                     f"{'×' if 'cohort_vs_loop' in r else ''} |")
+    return "\n".join(lines)
 
 
 def main(pairs: dict[str, str]) -> None:
-    cfg = RunConfig.from_strings({**DEFAULTS, **pairs})
-    print(json.dumps(bench(cfg), sort_keys=True))
+    unknown = set(pairs) - {"device", "rounds", "cases"}
+    if unknown:
+        raise ValueError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: allowed are device, rounds, cases")
+    cases = pairs["cases"].split(",") if "cases" in pairs else tuple(CASES)
+    rows = bench(pairs.get("device", "cpu"), int(pairs.get("rounds", 3)), cases)
+    print(markdown(rows))

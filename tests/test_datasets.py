@@ -117,7 +117,14 @@ def test_loads_onto_cuda(tmp_path, skip_md5):
 
 # ---- errors ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize('name', datasets.DATASETS)
+def test_synthetic_cifar10_has_cifar10s_shape_and_needs_no_files(tmp_path):
+    data = load_dataset('synthetic_cifar10', root=tmp_path, download=False)
+    assert tuple(data.train_x.shape) == (50000, 3, 32, 32) and tuple(data.test_x.shape) == (10000, 3, 32, 32)
+    assert data.num_classes == 10 and int(data.train_y.max()) <= 9
+    assert 0.0 <= float(data.train_x.min()) and float(data.train_x.max()) <= 1.0
+
+
+@pytest.mark.parametrize('name', [n for n in datasets.DATASETS if not n.startswith('synthetic')])
 def test_missing_dataset_names_dataset_root_and_files(tmp_path, name):
     with pytest.raises(DatasetUnavailable) as caught:
         load_dataset(name, root=tmp_path, download=False)

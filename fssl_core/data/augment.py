@@ -52,6 +52,7 @@ class AugmentSpec:
 # Pads as in FixMatch (4 pixels = 12.5% of 32) and 2 for the 28x28 images; no flip for digits.
 _SPECS = {
     'cifar10': AugmentSpec(flip=True, pad=4),
+    'synthetic_cifar10': AugmentSpec(flip=True, pad=4),
     'cifar100': AugmentSpec(flip=True, pad=4),
     'fashion_mnist': AugmentSpec(flip=True, pad=2),
     'mnist': AugmentSpec(flip=False, pad=2),

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 from torchvision import datasets as tv
 
-DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100', 'svhn')
+DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100', 'svhn', 'synthetic_cifar10')
 
 
 class DatasetUnavailable(RuntimeError):
@@ -56,6 +56,8 @@ _SPECS = {
     'cifar10': _Spec(tv.CIFAR10, 10, (0.4914, 0.4822, 0.4465), (0.2471, 0.2435, 0.2616)),
     'cifar100': _Spec(tv.CIFAR100, 100, (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761)),
     'svhn': _Spec(tv.SVHN, 10, (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970)),
+    # uniform random images of CIFAR-10's shape and size, for speed benchmarks only (no files)
+    'synthetic_cifar10': _Spec(None, 10, (0.5, 0.5, 0.5), (0.2887, 0.2887, 0.2887)),
 }
 assert tuple(_SPECS) == DATASETS
 
@@ -164,6 +166,8 @@ def _resolve_device(device: str | torch.device) -> torch.device:
 
 def _load(name: str, root: Path, origin: str, device: torch.device, download: bool) -> ImageData:
     spec = _SPECS[name]
+    if spec.tv_class is None:
+        return _synthetic(name, spec, device)
     if name == 'svhn' and importlib.util.find_spec('scipy') is None:
         raise ImportError("load_dataset('svhn') needs scipy (torchvision reads SVHN's .mat files "
                           'with scipy.io.loadmat): pip install scipy')
@@ -174,6 +178,15 @@ def _load(name: str, root: Path, origin: str, device: torch.device, download: bo
         # what torchvision's ToTensor computes, so pixels equal those of dataset[i] + ToTensor.
         splits[split] = (images.to(device).float().div_(255), labels.to(device))
     return ImageData(name, *splits['train'], *splits['test'], num_classes=spec.num_classes,
+                     mean=spec.mean, std=spec.std)
+
+
+def _synthetic(name: str, spec: _Spec, device: torch.device, train: int = 50000, test: int = 10000) -> ImageData:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.rand(train + test, 3, 32, 32, generator=generator)
+    y = torch.randint(0, spec.num_classes, (train + test,), generator=generator)
+    x, y = x.to(device), y.to(device)
+    return ImageData(name, x[:train], y[:train], x[train:], y[train:], num_classes=spec.num_classes,
                      mean=spec.mean, std=spec.std)
 
 

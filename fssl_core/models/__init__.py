@@ -19,7 +19,7 @@ MODELS: dict[str, type[Network]] = {
 
 # The FedSiam networks by dataset; other papers name their model in their experiment configs.
 _DEFAULT_MODEL = {"mnist": "cnn_mnist", "fashion_mnist": "cnn_mnist", "cifar10": "cnn_cifar",
-                  "cifar100": "cnn_cifar", "svhn": "cnn_cifar"}
+                  "cifar100": "cnn_cifar", "svhn": "cnn_cifar", "synthetic_cifar10": "cnn_cifar"}
 
 
 def default_model_for(dataset: str) -> str:
