@@ -4,7 +4,8 @@
 process on one machine:
   (a) loop    the loop the FSSL papers' code uses: a torchvision dataset with per-sample transforms,
               a `Subset` + `DataLoader(batch_size=10, shuffle=True)` per client, a model copy and
-              `torch.optim.SGD` (written here for FedAvg only);
+              `torch.optim.SGD` (FedAvg; FedSiam-D on MNIST with two-view transforms, an online
+              and a target copy and the EMA, as the authors' code);
   (b) seq     this package's sequential trainer (device tensors, batched augmentation);
   (c) cohort  the cohort trainer (cohort.py): the round's clients stacked, one vmapped step.
 Protocol: FedSiam's Table 2 (labels-at-client IID, γ = 0.1, K = 100, 10 clients a round, E = 5,
@@ -103,6 +104,66 @@ def loop_seconds(cfg: RunConfig, rounds: int) -> list[float]:
     return seconds
 
 
+def loop_siamese_seconds(cfg: RunConfig, rounds: int) -> list[float]:
+    """FedSiam-D's local work as the authors' code writes it: per client a labeled and an unlabeled
+    `DataLoader` whose per-sample transform returns two weakly augmented views, an online and a
+    target model (deep copies), CE on the labeled samples plus the MSE between the two nets' softmax
+    outputs, an EMA of the target after each step; the online models are averaged."""
+    import torchvision
+    import torchvision.transforms as T
+    from torch.utils.data import DataLoader, Subset
+
+    from .data.datasets import data_root
+    fed = Federation.build(cfg)
+    data, device = fed.data, fed.ctx.device
+    if cfg.dataset != "mnist":
+        raise ValueError("loop_siamese_seconds: the papers' loop is written for MNIST here")
+    weak = T.Compose([T.RandomCrop(28, padding=2), T.ToTensor(), T.Normalize(data.mean, data.std)])
+    dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
+                                         transform=lambda img: (weak(img), weak(img)))
+    online = copy.deepcopy(fed.ctx.model)
+    labeled_per_batch = max(1, round(cfg.labeled_batch_fraction * cfg.batch_size))
+    seconds = []
+    for r in range(1, rounds + 1):
+        start = time.perf_counter()
+        states = []
+        for client in fed.sample_clients(r):
+            part = fed.partition.clients[client]
+            local, target = copy.deepcopy(online), copy.deepcopy(online)
+            opt = torch.optim.SGD(local.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+            labeled = DataLoader(Subset(dataset, part.labeled.tolist()), batch_size=labeled_per_batch, shuffle=True)
+            unlabeled = DataLoader(Subset(dataset, part.unlabeled.tolist()),
+                                   batch_size=cfg.batch_size - labeled_per_batch, shuffle=True)
+            for _ in range(cfg.local_epochs):
+                labeled_iter = iter(labeled)
+                for (u1, u2), _ in unlabeled:
+                    try:
+                        (x1, x2), y = next(labeled_iter)
+                    except StopIteration:
+                        labeled_iter = iter(labeled)
+                        (x1, x2), y = next(labeled_iter)
+                    a = torch.cat([x1, u1]).to(device)
+                    b = torch.cat([x2, u2]).to(device)
+                    y = y.to(device)
+                    logits = local(a)
+                    with torch.no_grad():
+                        other = target(b)
+                    loss = (torch.nn.functional.cross_entropy(logits[:len(y)], y, reduction="sum") / len(a)
+                            + (logits.softmax(1) - other.softmax(1)).pow(2).sum(1).mean())
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    with torch.no_grad():
+                        for pt, po in zip(target.parameters(), local.parameters()):
+                            pt.mul_(cfg.ema_decay).add_(po, alpha=1 - cfg.ema_decay)
+            states.append(local.state_dict())
+        online.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype)
+                                for k in states[0]})
+        _sync(device)
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
 def _median(seconds: list[float]) -> float:
     return statistics.median(seconds[1:] or seconds)     # the first round pays for warm-up
 
@@ -121,6 +182,8 @@ def bench(device: str = "cpu", rounds: int = 3, cases=tuple(CASES)) -> list[dict
                "threads": torch.get_num_threads()}
         if cfg.algorithm == "fedavg":
             row["loop_s"] = round(_median(loop_seconds(cfg, rounds)), 4)
+        elif cfg.dataset == "mnist":
+            row["loop_s"] = round(_median(loop_siamese_seconds(cfg, rounds)), 4)
         row["seq_s"] = round(_median(engine_seconds(cfg.replace(trainer="sequential"), rounds)), 4)
         row["cohort_s"] = round(_median(engine_seconds(cfg.replace(trainer="cohort"), rounds)), 4)
         row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
