@@ -96,3 +96,25 @@ def test_participations_replay_the_sampling_and_the_supervised_baseline_sends_no
     state, metrics = fed.run_round(state, 1)
     assert metrics["upload_bytes"] == metrics["download_bytes"] == 0
     assert any(not torch.equal(before[k], state["model"][k]) for k in before)   # the server trained
+
+
+def test_cifar_figures_carry_both_papers_coordinates_and_the_cells_own_weights():
+    from fssl_core.experiments import fedmix as experiments
+    from fssl_core.profiles import PROFILES
+    from fssl_core.report import paper_value
+    paper = PROFILES["paper"]
+    cells = experiments.figure4_cells(paper, "cpu") + experiments.figure6_cells(paper, "cpu")
+    valued = {(c.paper, c.table, c.setting, c.labeled, c.method): paper_value(c.paper, c.table, c.setting, c.labeled,
+                                                                             c.dataset, c.method, c.metric)
+              for c in cells if c.metric == "accuracy"}
+    assert valued[("fedmix_fedfreq", "fig4", "noniid", "1000", "fedmix_fedfreq")] == 47.5
+    assert valued[("fedmix_fedloss", "table1", "server_only", "1000", "supervised_server")] == 19.3
+    assert valued[("fedmix_fedloss", "fig7", "unspecified", "800", "fedmix_fedloss")] == 47.0
+    cfg = next(c for c in cells if c.table == "fig4" and c.setting == "dir0.1" and c.method == "fedmix_fedloss").configs[0]
+    assert (cfg.partition, cfg.dirichlet_alpha, cfg.clients, cfg.clients_per_round, cfg.resplit_train, cfg.resplit_test,
+            cfg.server_labeled, cfg.model, cfg.rounds) == ("server_dirichlet", 0.1, 100, 5, 56000, 2000, 1000, "resnet9", 150)
+    grid = experiments.figure5_cells(paper, "cpu")
+    weights = {c.setting: (c.configs[0].mix_alpha, c.configs[0].mix_beta) for c in grid}
+    assert weights["dir0.1 a=0.20 b=0.50 g=0.30"] == (0.2, 0.5)          # the cell's weights, not the method's
+    assert {c.configs[0].dirichlet_alpha for c in experiments.figure6_cells(paper, "cpu") if c.table == "fig6"} == \
+        {0.1, 1.0, 10.0, 100.0}
