@@ -97,8 +97,7 @@ def loop_seconds(cfg: RunConfig, rounds: int) -> list[float]:
                     torch.nn.functional.cross_entropy(local(x), y).backward()
                     opt.step()
             states.append(local.state_dict())
-        model.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype)
-                               for k in states[0]})
+        model.load_state_dict(_average(states))
         _sync(device)
         seconds.append(time.perf_counter() - start)
     return seconds
@@ -157,11 +156,15 @@ def loop_siamese_seconds(cfg: RunConfig, rounds: int) -> list[float]:
                         for pt, po in zip(target.parameters(), local.parameters()):
                             pt.mul_(cfg.ema_decay).add_(po, alpha=1 - cfg.ema_decay)
             states.append(local.state_dict())
-        online.load_state_dict({k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype)
-                                for k in states[0]})
+        online.load_state_dict(_average(states))
         _sync(device)
         seconds.append(time.perf_counter() - start)
     return seconds
+
+
+def _average(states: list[dict]) -> dict:
+    """FedAvg of state dicts (uniform), each tensor in its own dtype."""
+    return {k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype) for k in states[0]}
 
 
 def _median(seconds: list[float]) -> float:

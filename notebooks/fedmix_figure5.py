@@ -32,25 +32,12 @@ device = "cpu"                          # cpu | cuda
 seeds = None                            # None: seed 1
 
 # %%
-import pandas as pd
-
 from fssl_core.experiments import fedmix
-from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, dataset_available, reproduce_cells, round_curves as curves_of
-from fssl_core.report import save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedmix.figure5_cells(run_profile, device, seeds=seeds)
-results = reproduce_cells(cells, run_profile, device)
-claims = fedmix.cifar_claims(results)
-save_notebook_results(pd.concat([results, claims], ignore_index=True), "fedmix_figure5", run_profile)
-comparison_table(pd.concat([results, claims], ignore_index=True))
+fedmix.reproduce_cifar_figure("fedmix_figure5", cells, run_profile, device)
 
 # %%
-if dataset_available("cifar10"):
-    for table in dict.fromkeys(c.table for c in cells if c.paper == fedmix.PAPER):
-        curves = curves_of([c for c in cells if c.table == table and c.metric == "accuracy" and c.paper == fedmix.PAPER])
-        curves["method"] = curves.method + " " + curves.setting + " N_s=" + curves.labeled   # one line per cell
-        fig, ax = round_curves(curves, title=f"{table}: CIFAR-10 (profile {run_profile.name}, {device})")
-        save_figure(fig, f"fedmix_figure5_{table}", run_profile.name)
+fedmix.draw_cifar_figure("fedmix_figure5", cells, run_profile, device)
