@@ -81,7 +81,7 @@ def test_tiny_labels_at_client_run_learns_and_sends_one_model_each_way(tmp_path)
     assert run.metrics[-1]["accuracy"] > 30.0                # chance is 10%
     last = run.metrics[-1]
     assert 0.0 < last["train_mask_rate"] <= 1.0 and last["train_unlabeled_loss"] > 0.0
-    assert 0.0 <= last["pseudo_label_accuracy"] <= 1.0
+    assert 0.0 <= last["pseudo_label_accuracy"] <= 100.0
 
 
 @requires_mnist

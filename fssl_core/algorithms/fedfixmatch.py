@@ -30,7 +30,7 @@ Reading choices, and why:
 - The server's labeled training uses cross-entropy on weakly augmented images, as FedSiam's; the
   authors' labels-at-server script adds its (gradient-free) FixMatch term there too.
 - Statistics (never used for training): `mask_rate`, the fraction of unlabeled samples above T,
-  and `pseudo_label_accuracy`, the accuracy of the kept pseudo-labels against the hidden labels,
+  and `pseudo_label_accuracy`, the accuracy (%) of the kept pseudo-labels against the hidden labels,
   computed per round as Σ correct-and-kept / Σ kept over the clients' step-averaged rates.
 """
 from __future__ import annotations
@@ -68,11 +68,17 @@ class FedFixMatch(Algorithm):
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:
         """Labels-at-server: cross-entropy on the server's weakly augmented labeled set before
-        each round. The engine's trainer runs no step when the server holds no labels."""
-        if round == 0 or self.cfg.server_epochs == 0:
+        each round; before round 1, `pretrain_epochs` of it at `pretrain_lr` (FedAnchor's protocol,
+        Appendix C; 0 by default, as FedSiam's). The engine's trainer runs no step when the server
+        holds no labels."""
+        plan = Plan(epochs=1, labeled_batch=self.cfg.batch_size)
+        if round == 0:
+            for epoch in range(self.cfg.pretrain_epochs):
+                train({"model": state["model"]}, ("model",), self.server_loss, plan, lr=self.cfg.pretrain_lr, part=epoch)
             return
-        train({"model": state["model"]}, ("model",), self.server_loss,
-              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+        if self.cfg.server_epochs:
+            train({"model": state["model"]}, ("model",), self.server_loss,
+                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         logits = self.ctx.apply(nets["model"], batch.labeled.weak())
@@ -83,7 +89,7 @@ class FedFixMatch(Algorithm):
         new = super().aggregate(state, uploads, round)
         kept = sum(u.stats.get("mask_rate", 0.0) for u in uploads)
         correct = sum(u.stats.get("masked_correct_rate", 0.0) for u in uploads)
-        new["last"] = {"pseudo_label_accuracy": correct / kept} if kept > 0 else {}
+        new["last"] = {"pseudo_label_accuracy": 100.0 * correct / kept} if kept > 0 else {}   # %, as SemiFL's
         return new
 
     def round_metrics(self, state: State) -> dict[str, float]:
