@@ -187,7 +187,9 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float]) -> 
         out.write(f"\n## {paper} — {table}\n\n")
         out.write(_markdown_table(comparison_table(part)))
     if notebook_seconds:
-        out.write("\n## Notebook run times\n\n| notebook | seconds |\n|---|---|\n")
+        out.write("\n## Notebook run times\n\nEach notebook's last measured execution (results/notebook_seconds.json); "
+                  "a notebook whose runs another notebook already trained reads them back in seconds.\n\n"
+                  "| notebook | seconds |\n|---|---|\n")
         for name, secs in notebook_seconds.items():
             out.write(f"| {name} | {secs:.0f} |\n")
     return out.getvalue()

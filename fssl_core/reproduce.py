@@ -7,12 +7,14 @@ in the run store are read back, so an interrupted reproduction resumes where it 
 from __future__ import annotations
 
 import fnmatch
+import json
 import time
 from pathlib import Path
 
 from .config import ConfigError
 from .paths import project_root, results_dir
 from .report import merge_results
+from .runs import atomic_write_text
 
 PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
 
@@ -24,6 +26,16 @@ def notebooks(only: str | None = None) -> list[Path]:
         if not found:
             raise ConfigError(f"reproduce: only={only!r}: matches no notebook in notebooks/")
     return found
+
+
+def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
+    """Each notebook's last measured run time, kept in results/notebook_seconds.json so that a
+    reproduction of some notebooks (`--only`) keeps the others' times in the report."""
+    path = results_dir(profile) / "notebook_seconds.json"
+    known = json.loads(path.read_text()) if path.exists() else {}
+    known.update({name: round(value, 1) for name, value in seconds.items()})
+    atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
+    return known
 
 
 def reproduce(profile: str = "quick", only: str | None = None, device: str = "cpu") -> Path:
@@ -43,6 +55,6 @@ def reproduce(profile: str = "quick", only: str | None = None, device: str = "cp
         papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent),
                                    parameters={"profile": profile, "device": device}, progress_bar=False)
         seconds[nb.stem] = time.perf_counter() - start
-    report = merge_results(profile, seconds)
+    report = merge_results(profile, record_seconds(profile, seconds))
     print(f"[reproduce] report: {report}")
     return report

@@ -53,3 +53,10 @@ def test_large_deltas_keeps_only_cells_beyond_the_threshold():
                           _row(dataset="mnist", method="c", paper_value=95.0, reproduced_value=92.0),
                           _row(dataset="svhn", method="a", paper_value=80.0, status="needs-data")], columns=COLUMNS)
     assert large_deltas(frame).method.tolist() == ["a", "c"]
+
+
+def test_a_partial_reproduction_keeps_the_other_notebooks_run_times(tmp_path, monkeypatch):
+    from fssl_core.reproduce import record_seconds
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    assert record_seconds("quick", {"a": 10.04, "b": 20.0}) == {"a": 10.0, "b": 20.0}
+    assert record_seconds("quick", {"b": 5.0}) == {"a": 10.0, "b": 5.0}      # `--only b` keeps a's
