@@ -30,7 +30,7 @@ from torch import Tensor
 from torch.func import grad_and_value, vmap
 
 from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
-from .training import SGD, AfterStepFn, Diverged, LossFn, Nets, Step, parameter_names
+from .training import SGD, AfterStepFn, LossFn, Nets, Step, accumulate, parameter_names, step_means
 
 
 class _CohortPart:
@@ -101,9 +101,8 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     count = len(views)
     device = generators[0].device
     names = {role: parameter_names(nets[role], param_names) for role in trainable}
-    velocity = {(role, k): torch.zeros_like(nets[role][k]) for role in trainable for k in names[role]}
-    if not optimizer.momentum:
-        velocity = {key: None for key in velocity}
+    keys = [(role, k) for role in trainable for k in names[role]]     # the trained tensors, in one order
+    velocity = [torch.zeros_like(nets[role][k]) for role, k in keys] if optimizer.momentum else None
     steps = [plan.steps(view) for plan, view in zip(plans, views)]
     streams = [batches(images, view, plan, g) for view, plan, g in zip(views, plans, generators)]
     totals: list[dict[str, Tensor]] = [{} for _ in range(count)]
@@ -134,12 +133,8 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
             ids = torch.arange(len(members), device=device)
             grads, (_, stats) = vmap(grad_and_value(per_client, has_aux=True), randomness="same")(
                 train_tensors, buffers, others, ids)
-            leaves = [sub[role][k] for role in trainable for k in names[role]]
-            flat_grads = [grads[role][k] for role in trainable for k in names[role]]
-            vel = None if not optimizer.momentum else [
-                velocity[(role, k)] if whole else velocity[(role, k)].index_select(0, index)
-                for role in trainable for k in names[role]]
-            new_vel = optimizer.step(leaves, flat_grads, vel)
+            vel = velocity if whole or velocity is None else [v.index_select(0, index) for v in velocity]
+            vel = optimizer.step([sub[r][k] for r, k in keys], [grads[r][k] for r, k in keys], vel)
             if after_step is not None:
                 after_step(sub, step)
             if not whole:
@@ -147,20 +142,8 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
                     for role, t in sub.items():
                         for k, v in t.items():
                             nets[role][k].index_copy_(0, index, v)
-                    if optimizer.momentum:
-                        for (role, k), v in zip([(r, k) for r in trainable for k in names[r]], new_vel):
-                            velocity[(role, k)].index_copy_(0, index, v)
+                    for v, updated in zip(velocity or [], vel or []):
+                        v.index_copy_(0, index, updated)
             for j, c in enumerate(members):
-                for name, value in stats.items():
-                    value = value[j].float()
-                    totals[c][name] = totals[c][name] + value if name in totals[c] else value
-    out = []
-    for c in range(count):
-        if not totals[c]:
-            out.append({})
-            continue
-        means = {name: float(total) / steps[c] for name, total in totals[c].items()}
-        if not torch.isfinite(torch.tensor(means["loss"])):
-            raise Diverged(f"loss={means['loss']} in round {round}")
-        out.append(means)
-    return out
+                accumulate(totals[c], {name: value[j] for name, value in stats.items()})
+    return [step_means(totals[c], steps[c], round) for c in range(count)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -66,6 +66,7 @@ class Federation:
     _labeled: list[Tensor]
     _unlabeled_parts: list[list[Tensor]]
     server_view: DataView
+    _sampled: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)   # round -> clients
 
     @classmethod
     def build(cls, cfg: RunConfig) -> "Federation":
@@ -135,9 +136,13 @@ class Federation:
         return DataView(self._labeled[client], parts[(round - 1) % len(parts)])
 
     def sample_clients(self, round: int) -> list[int]:
-        rng = np.random.default_rng(derived_seed(self.cfg.seed, round, SERVER))
-        chosen = rng.choice(self.cfg.clients, size=self.cfg.clients_per_round, replace=False)
-        return sorted(int(k) for k in chosen)
+        """The clients of `round`, a pure function of (seed, round); memoised, since FedFreq's
+        counts replay every earlier round's sampling each round."""
+        if round not in self._sampled:
+            rng = np.random.default_rng(derived_seed(self.cfg.seed, round, SERVER))
+            chosen = rng.choice(self.cfg.clients, size=self.cfg.clients_per_round, replace=False)
+            self._sampled[round] = sorted(int(k) for k in chosen)
+        return list(self._sampled[round])
 
     def participations(self, round: int) -> np.ndarray:
         """Times each client has been selected in rounds 1..`round` (FedFreq's q, Eq. 10), replayed
@@ -162,6 +167,8 @@ class Federation:
                 """`lr`: this training's own learning rate (e.g. pre-training's); `part` tells apart
                 the random streams of several trainings in one hook (e.g. a CE and an L_c epoch)."""
                 opt = optimizer if lr is None else SGD(lr, cfg.momentum, cfg.weight_decay)
+                # the first training of the before-round hook keeps the stream it always had, so runs
+                # stored before hooks could train several times replay unchanged
                 generator = (self.generator(hook_round, SERVER) if (stage, part) == (0, 0) else
                              torch.Generator(device=self.ctx.device).manual_seed(
                                  derived_seed(cfg.seed, hook_round, SERVER, stage, part)))

@@ -79,18 +79,27 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
         velocity = optimizer.step(leaves, grads, velocity)
         if after_step is not None:
             after_step(nets, step)
-        for name, value in {"loss": loss, **stats}.items():
-            value = value.detach().float()
-            totals[name] = totals[name] + value if name in totals else value
+        accumulate(totals, {"loss": loss, **stats})
     for t in leaves:
         t.requires_grad_(False)
+    return step_means(totals, steps, round)
+
+
+def accumulate(totals: dict[str, Tensor], stats: dict[str, Tensor]) -> None:
+    """Add a step's statistics to the running totals, on the device (no host sync per step)."""
+    for name, value in stats.items():
+        value = value.detach().float()
+        totals[name] = totals[name] + value if name in totals else value
+
+
+def step_means(totals: dict[str, Tensor], steps: int, round: int) -> dict[str, float]:
+    """The per-step means of a party's totals; Diverged when the mean loss is not finite."""
     if not totals:
         return {}
     means = {name: float(total) / steps for name, total in totals.items()}
     if not torch.isfinite(torch.tensor(means["loss"])):
         raise Diverged(f"loss={means['loss']} in round {round}")
     return means
-
 
 
 def parameter_names(tensors: Tensors, param_names: frozenset[str]) -> list[str]:

@@ -48,6 +48,7 @@ from ..aggregate import weighted_mean
 from ..batches import Batch, DataView, Plan, UnlabeledPart
 from ..training import Nets, Step, Tensors
 from .base import Algorithm, Payload, State, Upload, clone
+from .fedfixmatch import FedFixMatch
 
 
 def mixup_lambda(generator: torch.Generator, a: float) -> float:
@@ -84,9 +85,7 @@ class AlternateTraining(Algorithm):
             train({"model": state["model"]}, ("model",), self.server_loss,
                   Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size), lr=lr, part=part)
 
-    def server_loss(self, nets: Nets, batch: Batch, step: Step):
-        logits = self.ctx.apply(nets["model"], batch.labeled.weak())
-        return F.cross_entropy(logits, batch.labeled.y), {}
+    server_loss = FedFixMatch.server_loss       # cross-entropy on the weakly augmented labeled set
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
         trained = [u for u in uploads if "model" in u.payload]
@@ -152,8 +151,9 @@ def _round_report(reports: list[dict[str, float]]) -> dict[str, float]:
     out = {"selected": selected / max(len(reports), 1)}
     if selected:
         out["pseudo_label_accuracy"] = 100.0 * sum(r["correct_selected"] for r in reports) / selected
-    for key in sorted(k for k in reports[0] if k.startswith("correct_all")) if reports and unlabeled else ():
-        out["pseudo_label_accuracy" + key[len("correct"):]] = 100.0 * sum(r[key] for r in reports) / unlabeled
+    if unlabeled:
+        for key in sorted(k for k in reports[0] if k.startswith("correct_all")):
+            out["pseudo_label_accuracy" + key[len("correct"):]] = 100.0 * sum(r[key] for r in reports) / unlabeled
     return out
 
 
