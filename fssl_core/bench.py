@@ -10,10 +10,13 @@ process on one machine:
   (c) cohort  the cohort trainer (cohort.py): the round's clients stacked, one vmapped step.
 Protocol: FedSiam's Table 2 (labels-at-client IID, γ = 0.1, K = 100, 10 clients a round, E = 5,
 B = 10), on the MNIST CNN (real MNIST) and the FedSiam CIFAR CNN (synthetic CIFAR-10-shaped data).
-Each figure is the median training round (no test-set evaluation) after one warm-up round; nothing
-is written to the run store.
-On CUDA the achieved TFLOP/s of the cohort round is reported (forward + backward ≈ 3× the forward
-multiply-adds × 2 FLOPs each) beside the device's peak where it is known.
+Each figure is the median training round (no test-set evaluation) after one warm-up round, the
+trainers' rounds interleaved so the machine's noise falls on all alike; nothing is written to the
+run store.
+The FLOPs of a round are counted, not estimated: one sequential round under
+`torch.utils.flop_counter.FlopCounterMode` (convolutions and matmuls, forward and backward). The
+cohort's achieved TFLOP/s is printed on every device; on CUDA beside the device's FP32 peak, with
+the round's FLOP floor (its FLOPs at that peak) and how far above it the cohort round is.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import copy
 import json
 import statistics
 import time
+from typing import Callable
 
 import torch
 
@@ -42,20 +46,19 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def engine_seconds(cfg: RunConfig, rounds: int) -> list[float]:
+def engine_rounds(cfg: RunConfig) -> Callable[[int], None]:
+    """Round r of the engine (its trainer as cfg.trainer says)."""
     fed = Federation.build(cfg)
     state = fed.initial_state()
-    seconds = []
-    for r in range(1, rounds + 1):
-        start = time.perf_counter()
+
+    def run(r: int) -> None:
+        nonlocal state
         state, _ = fed.run_round(state, r)
-        _sync(fed.ctx.device)
-        seconds.append(time.perf_counter() - start)
-    return seconds
+    return run
 
 
-def loop_seconds(cfg: RunConfig, rounds: int) -> list[float]:
-    """FedAvg as the papers' code writes it, on the same clients' labeled samples."""
+def loop_rounds(cfg: RunConfig) -> Callable[[int], None]:
+    """Round r of FedAvg as the papers' code writes it, on the same clients' labeled samples."""
     import torchvision.transforms as T
     from torch.utils.data import DataLoader, Dataset, Subset
 
@@ -80,9 +83,8 @@ def loop_seconds(cfg: RunConfig, rounds: int) -> list[float]:
                 return self.transform(self.x[i]), int(self.y[i])
         dataset = PerSample()
     model = copy.deepcopy(fed.ctx.model)
-    seconds = []
-    for r in range(1, rounds + 1):
-        start = time.perf_counter()
+
+    def run(r: int) -> None:
         states = []
         for client in fed.sample_clients(r):
             local = copy.deepcopy(model)
@@ -98,13 +100,11 @@ def loop_seconds(cfg: RunConfig, rounds: int) -> list[float]:
                     opt.step()
             states.append(local.state_dict())
         model.load_state_dict(_average(states))
-        _sync(device)
-        seconds.append(time.perf_counter() - start)
-    return seconds
+    return run
 
 
-def loop_siamese_seconds(cfg: RunConfig, rounds: int) -> list[float]:
-    """FedSiam-D's local work as the authors' code writes it: per client a labeled and an unlabeled
+def loop_siamese_rounds(cfg: RunConfig) -> Callable[[int], None]:
+    """Round r of FedSiam-D's local work as the authors' code writes it: per client a labeled and an unlabeled
     `DataLoader` whose per-sample transform returns two weakly augmented views, an online and a
     target model (deep copies), CE on the labeled samples plus the MSE between the two nets' softmax
     outputs, an EMA of the target after each step; the online models are averaged."""
@@ -116,15 +116,14 @@ def loop_siamese_seconds(cfg: RunConfig, rounds: int) -> list[float]:
     fed = Federation.build(cfg)
     data, device = fed.data, fed.ctx.device
     if cfg.dataset != "mnist":
-        raise ValueError("loop_siamese_seconds: the papers' loop is written for MNIST here")
+        raise ValueError("loop_siamese_rounds: the papers' loop is written for MNIST here")
     weak = T.Compose([T.RandomCrop(28, padding=2), T.ToTensor(), T.Normalize(data.mean, data.std)])
     dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
                                          transform=lambda img: (weak(img), weak(img)))
     online = copy.deepcopy(fed.ctx.model)
     labeled_per_batch = max(1, round(cfg.labeled_batch_fraction * cfg.batch_size))
-    seconds = []
-    for r in range(1, rounds + 1):
-        start = time.perf_counter()
+
+    def run(r: int) -> None:
         states = []
         for client in fed.sample_clients(r):
             part = fed.partition.clients[client]
@@ -157,9 +156,7 @@ def loop_siamese_seconds(cfg: RunConfig, rounds: int) -> list[float]:
                             pt.mul_(cfg.ema_decay).add_(po, alpha=1 - cfg.ema_decay)
             states.append(local.state_dict())
         online.load_state_dict(_average(states))
-        _sync(device)
-        seconds.append(time.perf_counter() - start)
-    return seconds
+    return run
 
 
 def _average(states: list[dict]) -> dict:
@@ -167,8 +164,36 @@ def _average(states: list[dict]) -> dict:
     return {k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype) for k in states[0]}
 
 
-def _median(seconds: list[float]) -> float:
-    return statistics.median(seconds[1:] or seconds)     # the first round pays for warm-up
+# dense FP32 (non-tensor-core) peaks, TFLOP/s, from the vendors' data sheets (SXM parts)
+FP32_PEAK_TFLOPS = {"H100": 67.0, "H200": 67.0, "A100": 19.5}
+
+
+def round_flops(cfg: RunConfig) -> float:
+    """The FLOPs of one training round (round 1 of a fresh federation, sequential trainer)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    run = engine_rounds(cfg.replace(trainer="sequential"))
+    with FlopCounterMode(display=False) as counter:
+        run(1)
+    return float(counter.get_total_flops())
+
+
+def device_peak_tflops(name: str) -> float | None:
+    return next((peak for key, peak in FP32_PEAK_TFLOPS.items() if key in name), None)
+
+
+def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int, device: torch.device) -> dict[str, float]:
+    """The median seconds of a round per trainer, rounds interleaved (round r of each trainer, then
+    round r + 1 of each) so that the machine's slow and fast spells fall on all of them alike; the
+    first round pays for warm-up and is not counted."""
+    seconds: dict[str, list[float]] = {name: [] for name in trainers}
+    for r in range(1, rounds + 2):
+        for name, run in trainers.items():
+            start = time.perf_counter()
+            run(r)
+            _sync(device)
+            if r > 1:
+                seconds[name].append(time.perf_counter() - start)
+    return {name: statistics.median(s) for name, s in seconds.items()}
 
 
 def bench(device: str = "cpu", rounds: int = 3, cases=tuple(CASES)) -> list[dict]:
@@ -183,27 +208,40 @@ def bench(device: str = "cpu", rounds: int = 3, cases=tuple(CASES)) -> list[dict
         row = {"case": case, "device": device,
                "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
                "threads": torch.get_num_threads()}
+        trainers = {}
         if cfg.algorithm == "fedavg":
-            row["loop_s"] = round(_median(loop_seconds(cfg, rounds)), 4)
+            trainers["loop"] = loop_rounds(cfg)
         elif cfg.dataset == "mnist":
-            row["loop_s"] = round(_median(loop_siamese_seconds(cfg, rounds)), 4)
-        row["seq_s"] = round(_median(engine_seconds(cfg.replace(trainer="sequential"), rounds)), 4)
-        row["cohort_s"] = round(_median(engine_seconds(cfg.replace(trainer="cohort"), rounds)), 4)
+            trainers["loop"] = loop_siamese_rounds(cfg)
+        trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
+        trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
+        for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
+            row[f"{name}_s"] = round(seconds, 4)
         row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
         if "loop_s" in row:
             row["cohort_vs_loop"] = round(row["loop_s"] / row["cohort_s"], 2)
+        flops = round_flops(cfg)
+        row["round_gflop"] = round(flops / 1e9, 2)
+        row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
+        peak = device_peak_tflops(row["device_name"])
+        if peak is not None:
+            row["peak_tflops"] = peak
+            row["cohort_vs_flop_floor"] = round(row["cohort_s"] / (flops / (peak * 1e12)), 1)
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
 
 
 def markdown(rows: list[dict]) -> str:
-    head = "| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | cohort vs loop |"
-    lines = [head, "|" + "---|" * 7]
+    head = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
+            "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor |")
+    lines = [head, "|" + "---|" * 10]
     for r in rows:
+        vs_loop = f"{r['cohort_vs_loop']}×" if "cohort_vs_loop" in r else "n/a"
+        floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
         lines.append(f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
-                     f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {r.get('cohort_vs_loop', 'n/a')}"
-                     f"{'×' if 'cohort_vs_loop' in r else ''} |")
+                     f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
+                     f"{r['cohort_tflops']} | {floor} |")
     return "\n".join(lines)
 
 

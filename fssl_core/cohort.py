@@ -2,9 +2,11 @@
 sequential trainer (`training.train_party`, the reference) up to float rounding.
 
 Every network tensor is stacked along a leading client dimension. Each step, the clients whose
-batches have the same shape run one `torch.func.vmap` of the algorithm's own loss and its gradient
-(`grad_and_value` over `functional_call`), so a convolution over ten clients' weights becomes one
-grouped convolution; SGD's momentum and weight decay act on the stacked tensors, per client.
+batches have the same shape run one `torch.func.vmap` of the algorithm's own loss, so a
+convolution over ten clients' weights becomes one grouped convolution (written out by hand, in
+`channels_last`, for the networks that have a grouped formulation: models/grouped.py); one
+autograd pass over the summed losses gives every client its own gradient; SGD's momentum and
+weight decay act on the stacked tensors, per client.
 
 Exactness, and how it is kept:
 - Each client draws its batches from its own `batches(...)` stream and generator, as sequentially.
@@ -27,15 +29,18 @@ from typing import Callable
 
 import torch
 from torch import Tensor
-from torch.func import grad_and_value, vmap
+from torch.func import vmap
 
 from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
+from .data.augment import apply_weak, draw_weak
+from .models.grouped import grouped
 from .training import SGD, AfterStepFn, LossFn, Nets, Step, accumulate, parameter_names, step_means
 
 
 class _CohortPart:
     """One part (labeled or unlabeled) of a group's step, as the vmapped loss sees it: per-client
-    batch parts whose views are computed per client, stacked, and picked by the vmapped id."""
+    batch parts whose views are computed for all clients at once, stacked, and picked by the
+    vmapped id."""
 
     def __init__(self, parts: list[BatchPart], ids: Tensor):
         self._parts, self._ids = parts, ids
@@ -47,16 +52,36 @@ class _CohortPart:
     def _pick(self, name: str, make: Callable[[BatchPart], Tensor]) -> Tensor:
         if name not in self._stacked:
             self._stacked[name] = torch.stack([make(p) for p in self._parts])
+        return self._picked(name)
+
+    def _picked(self, name: str) -> Tensor:
         return self._stacked[name].index_select(0, self._ids.unsqueeze(0)).squeeze(0)
 
+    def _batched(self, name: str, draw: Callable[[BatchPart], dict] | None, apply) -> Tensor:
+        """A view made in one call for the whole group: each client's random choices drawn from
+        its own generator (as `BatchPart` would, in the same order), applied to all images at once."""
+        if name not in self._stacked:
+            images = self._parts[0].images
+            x = images.x[torch.cat([p.idx for p in self._parts])]
+            if draw is not None:
+                draws = [draw(p) for p in self._parts]
+                x = apply(x, {k: torch.cat([d[k] for d in draws]) for k in draws[0]}, images.augment)
+            x = images.normalize(x)
+            self._stacked[name] = x.view(len(self._parts), -1, *x.shape[1:])
+        return self._picked(name)
+
+    def _weak(self, name: str) -> Tensor:
+        return self._batched(name, lambda p: draw_weak(len(p), p.images.x.shape[1], p.generator, p.images.augment),
+                             apply_weak)
+
     def plain(self) -> Tensor:
-        return self._pick("plain", lambda p: p.plain())
+        return self._batched("plain", None, None)
 
     def weak(self) -> Tensor:
-        return self._pick("weak", lambda p: p.weak())
+        return self._weak("weak")
 
     def weak2(self) -> Tensor:
-        return self._pick("weak2", lambda p: p.weak2())
+        return self._weak("weak2")
 
     def strong(self) -> Tensor:
         return self._pick("strong", lambda p: p.strong())
@@ -118,8 +143,8 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
             whole = len(members) == count
             index = None if whole else torch.tensor(members, device=device)
             sub = nets if whole else {role: {k: v.index_select(0, index) for k, v in t.items()} for role, t in nets.items()}
-            # the loss's arguments: trained tensors (differentiated), the trained roles' buffers, other roles
-            train_tensors = {role: {k: sub[role][k] for k in names[role]} for role in trainable}
+            # the loss's arguments: trained tensors (leaves of autograd), the trained roles' buffers, other roles
+            train_tensors = {role: {k: sub[role][k].requires_grad_() for k in names[role]} for role in trainable}
             buffers = {role: {k: v for k, v in sub[role].items() if k not in names[role]} for role in trainable}
             others = {role: t for role, t in sub.items() if role not in trainable}
             parts_l = [drawn[c].labeled for c in members]
@@ -128,13 +153,22 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
             def per_client(train_c, buffers_c, others_c, ids):
                 nets_c = {**others_c, **{role: {**buffers_c[role], **train_c[role]} for role in trainable}}
                 loss, stats = loss_fn(nets_c, Batch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step)
-                return loss, {"loss": loss.detach(), **{k: v.detach() for k, v in stats.items()}}
+                return loss, {k: v.detach() for k, v in stats.items()}
 
             ids = torch.arange(len(members), device=device)
-            grads, (_, stats) = vmap(grad_and_value(per_client, has_aux=True), randomness="same")(
-                train_tensors, buffers, others, ids)
+            with grouped():
+                losses, stats = vmap(per_client, randomness="same")(train_tensors, buffers, others, ids)
+            # clients' parameters are independent, so the gradient of the summed losses is, per
+            # client, the gradient of its own loss: autograd runs once, outside vmap, over the
+            # stacked (grouped) operations
+            leaves = [train_tensors[r][k] for r, k in keys]
+            grads = torch.autograd.grad(losses.sum(), leaves, allow_unused=True)
+            grads = [torch.zeros_like(p) if g is None else g for p, g in zip(leaves, grads)]
+            for t in leaves:
+                t.requires_grad_(False)
+            stats = {"loss": losses.detach(), **stats}
             vel = velocity if whole or velocity is None else [v.index_select(0, index) for v in velocity]
-            vel = optimizer.step([sub[r][k] for r, k in keys], [grads[r][k] for r, k in keys], vel)
+            vel = optimizer.step(leaves, grads, vel)
             if after_step is not None:
                 after_step(sub, step)
             if not whole:

@@ -107,7 +107,7 @@ class RunConfig:
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     trainer: str = AUTO              # 'sequential' (the reference), 'cohort' (a round's clients stacked, cohort.py)
-                                     # or 'auto': the fastest measured for the device (today: sequential)
+                                     # or 'auto': the faster for the algorithm, network and device (Federation.cohort)
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
     eval_batch_size: int = 1024      # BS_te only changes speed: evaluation runs in eval mode
     checkpoint_every: int = 1        # rounds between checkpoints (resume granularity)

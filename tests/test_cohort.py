@@ -25,9 +25,12 @@ def two_rounds(cfg: RunConfig):
 
 
 @requires_mnist
-@pytest.mark.parametrize("algorithm,role", [("fedavg", "model"), ("fedsiam_d", "online")])
-def test_cohort_and_sequential_trainers_give_the_same_updates(algorithm, role):
-    cfg = RunConfig(algorithm=algorithm, **SMALL)
+@pytest.mark.parametrize("algorithm,role,extra", [
+    ("fedavg", "model", {}), ("fedsiam_d", "online", {}), ("fedfixmatch", "model", {}),
+    ("fedsem", "model", {"fedsem_phase1_fraction": 0.5}),      # round 2 is phase 2 (pseudo-labels)
+    ("fedmix", "model", {}), ("fedcon", "model", {})])
+def test_cohort_and_sequential_trainers_give_the_same_updates(algorithm, role, extra):
+    cfg = RunConfig(algorithm=algorithm, **SMALL, **extra)
     fed, sequential, seq_metrics = two_rounds(cfg.replace(trainer="sequential"))
     fed_c, cohort, coh_metrics = two_rounds(cfg.replace(trainer="cohort"))
     assert fed_c.cohort and not fed.cohort
@@ -48,3 +51,40 @@ def test_an_algorithm_without_cohort_support_is_refused_by_name():
     fed.algorithm = SemiFL.__new__(SemiFL)
     with pytest.raises(ValueError, match="trainer='cohort': algorithm 'semifl' does not support"):
         fed.cohort
+
+
+def test_the_grouped_mnist_cnn_gives_each_client_its_plain_outputs_and_gradients():
+    from torch.func import functional_call, vmap
+
+    from fssl_core.models import build_model
+    from fssl_core.models.grouped import grouped
+    torch.manual_seed(0)
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1, projection_dim=4)
+    clients = 3
+    stacked = {k: torch.stack([v.detach() + 0.05 * torch.randn_like(v) for _ in range(clients)]).requires_grad_()
+               for k, v in model.named_parameters()}
+    x = torch.randn(clients, 5, 1, 28, 28)
+    shared = torch.randn(2, 1, 28, 28)        # an input every client sees (not batched over clients)
+
+    def outputs(params, x_c):
+        logits, embedding = functional_call(model, params, (x_c,), {"embed": True})
+        return logits, embedding, functional_call(model, params, (shared,))
+
+    calls = []
+    op = model.grouped_op
+    type(model).grouped_op = staticmethod(lambda params, x_c: calls.append(1) or op(params, x_c))
+    try:
+        with grouped():
+            got = vmap(outputs)(stacked, x)
+    finally:
+        type(model).grouped_op = op
+    assert calls, "the grouped formulation was not used"
+    grads = torch.autograd.grad(sum(t.square().sum() for t in got), list(stacked.values()))
+    for c in range(clients):
+        own = {k: v[c].detach().requires_grad_() for k, v in stacked.items()}
+        want = outputs(own, x[c])
+        for a, b in zip(got, want):
+            assert torch.allclose(a[c], b, atol=1e-5)
+        want_grads = torch.autograd.grad(sum(t.square().sum() for t in want), list(own.values()))
+        for g, w in zip(grads, want_grads):
+            assert torch.allclose(g[c], w, atol=1e-4, rtol=1e-4)

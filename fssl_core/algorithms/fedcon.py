@@ -66,6 +66,7 @@ def byol_loss(online: Tensor, target: Tensor) -> Tensor:
 class FedCon(Algorithm):
     name = "fedcon"
     trainable = ("model", "predictor")
+    cohort = True
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -61,6 +61,7 @@ def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshol
 
 class FedFixMatch(Algorithm):
     name = "fedfixmatch"
+    cohort = True
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

@@ -169,6 +169,9 @@ def nearest_clients(embeddings: dict[int, Tensor], client: int, candidates: list
 class FedMatch(Algorithm):
     name = "fedmatch"
     helper_interval = 10     # helpers are sent in rounds 10, 20, ... (paper; official h_interval)
+    # no cohort trainer: what a client trains (σ and ψ, or ψ alone) and how many helpers it holds
+    # differ between the clients of one round, so their networks do not stack
+    cohort = False
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -71,6 +71,7 @@ def flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
 
 class FedMix(Algorithm):
     name = "fedmix"
+    cohort = True
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:

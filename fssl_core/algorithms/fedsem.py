@@ -75,6 +75,7 @@ def pooled_plan(cfg, view: DataView) -> Plan:
 
 class FedSem(Algorithm):
     name = "fedsem"
+    cohort = True
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -64,7 +64,10 @@ def mixup_loss(logits: Tensor, y_a: Tensor, y_b: Tensor, lam: float) -> Tensor:
 
 class AlternateTraining(Algorithm):
     """Server training alternating with clients that train on their confident pseudo-labels.
-    Subclasses give the pseudo-labeller (`pseudo_label`) and the server's training (`server_train`)."""
+    Subclasses give the pseudo-labeller (`pseudo_label`) and the server's training (`server_train`).
+
+    No cohort trainer: each client draws its mixup partners and λ from its own generator inside the
+    loss, and its fix set (the samples that passed the threshold) differs in size between clients."""
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

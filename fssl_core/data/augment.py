@@ -111,6 +111,25 @@ def random_crop_flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -
     padded image, so the result is exact (no interpolation) and stays in the input's range.
     """
     _check_inputs('random_crop_flip', x, generator, spec)
+    return apply_crop_flip(x, draw_crop_flip(len(x), generator, spec), spec)
+
+
+def draw_crop_flip(n: int, generator: torch.Generator, spec: AugmentSpec) -> dict[str, Tensor]:
+    """The random choices of `random_crop_flip` for n samples, in the order it makes them."""
+    draws: dict[str, Tensor] = {}
+    if n == 0 or (spec.pad == 0 and not spec.flip):
+        return draws
+    if spec.pad:
+        draws["row"] = torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=generator.device)
+        draws["col"] = torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=generator.device)
+    if spec.flip:
+        draws["flip"] = torch.rand(n, generator=generator, device=generator.device) < 0.5
+    return draws
+
+
+def apply_crop_flip(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor:
+    """`random_crop_flip` with its random choices given (`draw_crop_flip`, concatenated over any
+    number of batches: one call then augments a whole cohort's batches)."""
     n, c, h, w = x.shape
     p = spec.pad
     if n == 0 or (p == 0 and not spec.flip):
@@ -120,12 +139,11 @@ def random_crop_flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -
     rows = torch.arange(h, device=x.device).expand(n, h)
     cols = torch.arange(w, device=x.device).expand(n, w)
     if p:
-        rows = rows + torch.randint(0, 2 * p + 1, (n, 1), generator=generator, device=x.device)
-        cols = cols + torch.randint(0, 2 * p + 1, (n, 1), generator=generator, device=x.device)
+        rows = rows + draws["row"]
+        cols = cols + draws["col"]
     if spec.flip:
         # A flip is reading the crop's columns right to left, so it folds into the same gather.
-        flip = _rand(n, generator, x) < 0.5
-        cols = torch.where(flip[:, None], cols.flip(1), cols)
+        cols = torch.where(draws["flip"][:, None], cols.flip(1), cols)
     # One gather over the flattened padded images: index = row * padded_width + column.
     index = (rows[:, :, None] * wp + cols[:, None, :]).reshape(n, 1, h * w).expand(n, c, h * w)
     return padded.reshape(n, c, -1).gather(2, index).reshape(n, c, h, w)
@@ -141,16 +159,33 @@ def weak_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Te
     the image's mean gray level, as PIL/torchvision contrast) and, for RGB only, grayscale with
     p = 0.2 (torchvision's RandomGrayscale default). The factor 0.8-1.2 is ColorJitter(contrast=0.2).
     """
-    y = random_crop_flip(x, generator, spec)
+    _check_inputs('weak_augment', x, generator, spec)
+    return apply_weak(x, draw_weak(len(x), x.shape[1], generator, spec), spec)
+
+
+def draw_weak(n: int, channels: int, generator: torch.Generator, spec: AugmentSpec) -> dict[str, Tensor]:
+    """The random choices of `weak_augment` for n samples with `channels` channels, in its order.
+    Float draws are float32 whatever the images' dtype (a half-precision batch gets the same)."""
+    draws = draw_crop_flip(n, generator, spec)
+    if n:
+        draws["factor"] = 0.8 + 0.4 * torch.rand(n, generator=generator, device=generator.device)
+        if channels == 3:
+            draws["gray"] = torch.rand(n, generator=generator, device=generator.device) < 0.2
+    return draws
+
+
+def apply_weak(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor:
+    """`weak_augment` with its random choices given (`draw_weak`, concatenated over any number of
+    batches)."""
+    y = apply_crop_flip(x, draws, spec)
     n, c = y.shape[:2]
     if n == 0:
         return y
-    factor = _per_sample(0.8 + 0.4 * _rand(n, generator, y)).to(y.dtype)
+    factor = _per_sample(draws["factor"]).to(y.dtype)
     mean = _gray(y).mean(dim=(1, 2, 3), keepdim=True)
     y = torch.addcmul(mean * (1 - factor), factor, y).clamp_(0, 1)  # mean + f * (y - mean), one pass
     if c == 3:
-        to_gray = _per_sample(_rand(n, generator, y) < 0.2)
-        y = torch.where(to_gray, _gray(y).expand_as(y), y)
+        y = torch.where(_per_sample(draws["gray"]), _gray(y).expand_as(y), y)
     return y
 
 

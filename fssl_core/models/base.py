@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from . import grouped
+
+HEADS = ("classifier.", "projection.")
+
 
 class Network(nn.Module):
+    # set by a network that has a grouped formulation for the cohort trainer (models/grouped.py)
+    grouped_op = None
+
     def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):
         super().__init__()
         self.feature_dim = feature_dim
@@ -21,7 +28,10 @@ class Network(nn.Module):
         raise NotImplementedError
 
     def forward(self, x: Tensor, embed: bool = False, features_only: bool = False):
-        h = self.features(x)
+        if self.grouped_op is not None and grouped.active():
+            h = self.grouped_op([p for name, p in self.named_parameters() if not name.startswith(HEADS)], x)
+        else:
+            h = self.features(x)
         if features_only:          # the backbone's output (FedCon's BYOL works on it)
             return h
         logits = self.classifier(h)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from . import grouped
 from .base import Network
 
 
@@ -22,3 +23,14 @@ class CNNMnist(Network):
         x = F.max_pool2d(self.conv1(x), 2).relu()
         x = F.max_pool2d(self.conv2(x), 2).relu()
         return self.fc1(x.flatten(1)).relu()
+
+
+def _grouped_features(w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor, w3: Tensor, b3: Tensor, x: Tensor) -> Tensor:
+    """`features` for C clients at once (models/grouped.py): every tensor stacked over clients."""
+    clients = x.shape[0]
+    h = F.max_pool2d(grouped.conv2d(grouped.to_groups(x), w1, b1, clients), 2).relu()
+    h = F.max_pool2d(grouped.conv2d(h, w2, b2, clients), 2).relu()
+    return grouped.linear(grouped.from_groups(h, clients), w3, b3).relu()
+
+
+CNNMnist.grouped_op = grouped.register("cnn_mnist_features", _grouped_features, feature_dim=50)
