@@ -1,7 +1,7 @@
 """Speed benchmark: seconds per round of the same round trained three ways, printed as a table.
 
-`python -m fssl_core bench [device=cpu|cuda] [rounds=3] [cases=mnist_fedavg,...]` compares, in one
-process on one machine:
+`python -m fssl_core bench [device=cpu|cuda] [rounds=3] [cases=mnist_fedavg,...] [readme=yes]`
+compares, in one process on one machine (readme=yes also writes the table into the README):
   (a) loop    the loop the FSSL papers' code uses: a torchvision dataset with per-sample transforms,
               a `Subset` + `DataLoader(batch_size=10, shuffle=True)` per client, a model copy and
               `torch.optim.SGD` (FedAvg; FedSiam-D on MNIST with two-view transforms, an online
@@ -245,10 +245,29 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+def readme_block(rows: list[dict], device: str) -> str:
+    """The measured table for the README, with what produced it."""
+    import platform
+    machine = (torch.cuda.get_device_name() if device == "cuda"
+               else f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} thread(s)")
+    return (f"Measured {time.strftime('%Y-%m-%d')} by `python -m fssl_core bench device={device}` on {machine} "
+            f"(torch {torch.__version__}):\n\n{markdown(rows)}\n")
+
+
 def main(pairs: dict[str, str]) -> None:
-    unknown = set(pairs) - {"device", "rounds", "cases"}
+    unknown = set(pairs) - {"device", "rounds", "cases", "readme"}
     if unknown:
-        raise ValueError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: allowed are device, rounds, cases")
+        raise ValueError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: "
+                         "allowed are device, rounds, cases, readme")
+    if pairs.get("readme", "no") not in ("no", "yes"):
+        raise ValueError(f"bench: readme={pairs['readme']!r}: must be yes or no")
     cases = pairs["cases"].split(",") if "cases" in pairs else tuple(CASES)
-    rows = bench(pairs.get("device", "cpu"), int(pairs.get("rounds", 3)), cases)
+    device = pairs.get("device", "cpu")
+    rows = bench(device, int(pairs.get("rounds", 3)), cases)
     print(markdown(rows))
+    if pairs.get("readme") == "yes":
+        from .report import replace_readme_block
+        replace_readme_block(README_START, README_END, readme_block(rows, device))

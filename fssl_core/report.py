@@ -206,15 +206,22 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 
 
 def update_readme(markdown: str) -> None:
+    body = re.sub(r"^# .*\n", "", markdown, count=1).replace("\n## ", "\n### ")
+    replace_readme_block(README_START, README_END, body)
+
+
+def replace_readme_block(start: str, end: str, body: str) -> bool:
+    """Put `body` between the README's `start` and `end` markers (atomically); False when the
+    README or a marker is missing."""
     readme = project_root() / "README.md"
     if not readme.exists():
-        return
+        return False
     text = readme.read_text()
-    if README_START not in text or README_END not in text:
-        return
-    body = re.sub(r"^# .*\n", "", markdown, count=1).replace("\n## ", "\n### ")
-    new = text[:text.index(README_START) + len(README_START)] + "\n" + body + "\n" + text[text.index(README_END):]
+    if start not in text or end not in text:
+        return False
+    new = text[:text.index(start) + len(start)] + "\n" + body + "\n" + text[text.index(end):]
     atomic_write_text(readme, new)
+    return True
 
 
 def round_curves(cells: Sequence[Cell], key: str = "accuracy", store: RunStore | None = None) -> pd.DataFrame:
