@@ -37,7 +37,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 methods = None                          # None: the profile's scope (quick: supervised_server, fedmatch,
-                                        # fedmix_fedloss; paper: those and fedmix, fedmix_fedavg, fedmix_fedfreq)
+                                        # fedmix_fedloss, fedmix_fedfreq; paper: those and fedmix, fedmix_fedavg)
 seeds = None                            # None: seed 1
 
 # %%

@@ -202,3 +202,37 @@ def test_curve_figures_draw_table1_cells():
     assert len(fedanchor.curve_cells(6, PROFILES["paper"], "cpu")) == 6 * 6
     with pytest.raises(ValueError, match="figure=5: must be one of 2, 3, 4, 6, 7, 8, 9"):
         fedanchor.curve_cells(5, PROFILES["paper"], "cpu")
+
+
+def test_static_batchnorm_recomputes_the_statistics_from_the_server_images_alone():
+    """SemiFL's sBN: the first BatchNorm's running mean/var become the per-channel mean and
+    (unbiased, per batch, averaged) variance of the first convolution's output on the given images,
+    whatever the statistics were before; the weights are untouched."""
+    from fssl_core.algorithms.base import Context
+    from fssl_core.batches import TrainImages
+    from fssl_core.data.augment import AugmentSpec
+    from fssl_core.models import build_model
+    torch.manual_seed(0)
+    model = build_model("cnn_cifar", num_classes=10, in_channels=3)
+    images = TrainImages(x=torch.rand(12, 3, 32, 32), y=torch.zeros(12, dtype=torch.long),
+                         normalize=lambda x: (x - 0.5) / 0.25, augment=AugmentSpec(flip=False, pad=0))
+    ctx = Context(model=model, num_classes=10, device=torch.device("cpu"), images=images)
+    tensors = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    tensors["body.1.running_mean"] += 5.0                      # stale statistics, as averaged ones can be
+    idx = torch.tensor([0, 3, 4, 7, 8, 11])
+    out = ctx.batchnorm_statistics(tensors, idx, batch_size=3)
+    conv = torch.nn.functional.conv2d(images.normalize(images.x[idx]), tensors["body.0.weight"],
+                                      tensors["body.0.bias"], padding=1)
+    batches = conv.split(3)
+    mean = torch.stack([b.mean((0, 2, 3)) for b in batches]).mean(0)
+    var = torch.stack([b.var((0, 2, 3), unbiased=True) for b in batches]).mean(0)
+    assert torch.allclose(out["body.1.running_mean"], mean, atol=1e-5)
+    assert torch.allclose(out["body.1.running_var"], var, rtol=1e-4)
+    assert int(out["body.1.num_batches_tracked"]) == 2
+    assert torch.equal(out["body.0.weight"], tensors["body.0.weight"])
+    assert model.body[1].momentum == 0.1                       # the template's momentum is restored
+    # a network without BatchNorm is returned as it is
+    plain = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    ctx_plain = Context(model=plain, num_classes=10, device=torch.device("cpu"), images=images)
+    same = {k: v.clone() for k, v in plain.state_dict().items()}
+    assert ctx_plain.batchnorm_statistics(same, idx, 3) is same

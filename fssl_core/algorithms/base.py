@@ -85,6 +85,32 @@ class Context:
         return (torch.cat(logits) if logits else empty.view(0, self.num_classes),
                 (torch.cat(z) if z else empty) if embed else None)
 
+    @torch.no_grad()
+    def batchnorm_statistics(self, tensors: Tensors, idx: Tensor, batch_size: int) -> Tensors:
+        """`tensors` with every BatchNorm's running mean and variance recomputed from scratch on
+        the un-augmented training images `idx`: one train-mode pass in batches, each batch counted
+        once (a cumulative average, BatchNorm's momentum=None), as SemiFL's static BN computes the
+        global model's statistics. Unchanged for a network without BatchNorm."""
+        norms = {name: m for name, m in self.model.named_modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)}
+        if not norms or idx.numel() == 0:
+            return tensors
+        out = dict(tensors)
+        for name in norms:
+            out[f"{name}.running_mean"] = torch.zeros_like(tensors[f"{name}.running_mean"])
+            out[f"{name}.running_var"] = torch.ones_like(tensors[f"{name}.running_var"])
+            out[f"{name}.num_batches_tracked"] = torch.zeros_like(tensors[f"{name}.num_batches_tracked"])
+        momenta = {name: m.momentum for name, m in norms.items()}
+        try:
+            for m in norms.values():
+                m.momentum = None
+            self.model.train()
+            for i in range(0, int(idx.numel()), batch_size):
+                functional_call(self.model, out, (self.images.normalize(self.images.x[idx[i:i + batch_size]]),))
+        finally:
+            for name, m in norms.items():
+                m.momentum = momenta[name]
+        return out
+
 
 # A server-side trainer the engine hands to `server_update` and `server_finish`:
 # train(nets, trainable, loss, plan, lr=None, part=0) trains `nets[trainable]` in place on the
