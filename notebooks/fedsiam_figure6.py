@@ -30,7 +30,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "svhn"]
-mus = None                              # None: the profile's scope (quick: 0.1, 0.5, 0.9; paper: 0.1-0.9 by 0.2)
+mus = None                              # None: the profile's scope (quick and paper: 0.1-0.9 by 0.2)
 seeds = None
 
 # %%

@@ -28,7 +28,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-settings = None                         # None: the profile's scope (quick: iid; paper: iid, noniid1)
+settings = None                         # None: the profile's scope (quick and paper: iid, noniid1)
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %%

@@ -111,13 +111,14 @@ def test_quick_scope_is_a_slice_whose_shared_cells_train_once():
     # curve, Table 8's MSE and Figure 6's μ = 0.5: one config, so one run in the store.
     (t5,) = fedsiam.table5_cells(QUICK, "cpu", methods=["fedsiam_d"], datasets=["mnist"])[0].configs
     t7 = {c.setting: c.configs[0] for c in fedsiam.table7_cells(QUICK, "cpu", datasets=["mnist"])}
-    t8 = {c.method: c.configs[0] for c in fedsiam.table8_cells(QUICK, "cpu", datasets=["mnist"])}
+    t8 = {(c.setting, c.method): c.configs[0] for c in fedsiam.table8_cells(QUICK, "cpu", datasets=["mnist"])}
     f6 = {c.setting: c.configs[0] for c in fedsiam.figure6_cells(QUICK, "cpu", datasets=["mnist"])}
-    shared = [t7["siamese=yes"], t7["alpha_max=0.999"], t7["quantile_curve=linear"], t8["fedsiam_d_mse"], f6["mu=0.5"]]
+    shared = [t7["siamese=yes"], t7["alpha_max=0.999"], t7["quantile_curve=linear"], t8[("iid", "fedsiam_d_mse")], f6["mu=0.5"]]
     assert {cfg.run_id for cfg in shared} == {t5.run_id}
     assert set(t7) == set(fedsiam.QUICK_SCOPE["table7_variants"])
     assert t7["alpha_max=0.99"].ema_decay == 0.99 and t7["alpha_max=0.99"].run_id != t5.run_id
-    assert set(f6) == {"mu=0.1", "mu=0.5", "mu=0.9", "reference"}
+    assert set(f6) == {"mu=0.1", "mu=0.3", "mu=0.5", "mu=0.7", "mu=0.9", "reference"}
+    assert {s for s, _ in t8} == {"iid", "noniid1"}
 
 
 def test_unknown_table7_variant_is_named_in_the_error():
