@@ -57,31 +57,28 @@ class _CohortPart:
     def _picked(self, name: str) -> Tensor:
         return self._stacked[name].index_select(0, self._ids.unsqueeze(0)).squeeze(0)
 
-    def _batched(self, name: str, draw: Callable[[BatchPart], dict] | None, apply) -> Tensor:
-        """A view made in one call for the whole group: each client's random choices drawn from
-        its own generator (as `BatchPart` would, in the same order), applied to all images at once."""
+    def _batched(self, name: str, weak: bool) -> Tensor:
+        """A plain or weak view made in one call for the whole group: for a weak view each client's
+        random choices are drawn from its own generator (as `BatchPart.weak` would, in the same
+        order), then applied to all the group's images at once."""
         if name not in self._stacked:
             images = self._parts[0].images
             x = images.x[torch.cat([p.idx for p in self._parts])]
-            if draw is not None:
-                draws = [draw(p) for p in self._parts]
-                x = apply(x, {k: torch.cat([d[k] for d in draws]) for k in draws[0]}, images.augment)
+            if weak:
+                draws = [draw_weak(len(p), x.shape[1], p.generator, images.augment) for p in self._parts]
+                x = apply_weak(x, {k: torch.cat([d[k] for d in draws]) for k in draws[0]}, images.augment)
             x = images.normalize(x)
             self._stacked[name] = x.view(len(self._parts), -1, *x.shape[1:])
         return self._picked(name)
 
-    def _weak(self, name: str) -> Tensor:
-        return self._batched(name, lambda p: draw_weak(len(p), p.images.x.shape[1], p.generator, p.images.augment),
-                             apply_weak)
-
     def plain(self) -> Tensor:
-        return self._batched("plain", None, None)
+        return self._batched("plain", weak=False)
 
     def weak(self) -> Tensor:
-        return self._weak("weak")
+        return self._batched("weak", weak=True)
 
     def weak2(self) -> Tensor:
-        return self._weak("weak2")
+        return self._batched("weak2", weak=True)
 
     def strong(self) -> Tensor:
         return self._pick("strong", lambda p: p.strong())

@@ -92,7 +92,8 @@ for key in ("accuracy", "pseudo_label_accuracy_all", "selected"):
 # 33.98% IID, 39.10% Dir(0.1)). With the BN-free MNIST CNN at the paper's client learning rate
 # 0.03 its test accuracy can drop to chance (10%) in the first rounds and recover slowly, if at
 # all: whether a run recovers within 30 rounds turned on float-level differences between otherwise
-# equal runs (an earlier run of this very config ended at 10.00% under Dir(0.1)). The mechanism:
+# equal runs (an earlier run of this config, trained one client after another by the package's
+# previous version, ended at 10.00% under Dir(0.1)). The mechanism:
 # FixMatch's pseudo-labels come from the *local* model as it trains; a Dir(0.1) client holds one or
 # two classes, the pre-trained model is confidently wrong on many of its samples, and one local
 # epoch of self-training on a single (wrong) class turns the local model into a constant

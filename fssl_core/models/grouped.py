@@ -4,8 +4,9 @@ The cohort trainer calls a network under `torch.func.vmap` with every parameter 
 round's clients. vmap's own rules already turn a convolution over ten clients' weights into one
 grouped convolution, but in the default (NCHW) layout, and on this CPU that runs at the speed of
 the sequential trainer. Written out by hand — clients as convolution groups in `channels_last`,
-linear layers as batched matmuls (`baddbmm`) — the same cohort step ran 2.6× faster than the
-sequential trainer (10 clients × batch 10, MNIST CNN, 1 thread; `python -m fssl_core bench`).
+linear layers as batched matmuls (`baddbmm`) — the cohort round ran 2.3× (FedAvg) and 2.2×
+(FedSiam-D) faster than the sequential trainer (MNIST CNN, 10 clients × batch 10, 1 CPU thread;
+`python -m fssl_core bench`, the README's table).
 
 A network opts in by giving its feature extractor as a function of the stacked tensors
 (`grouped_features(*params, x)`: every parameter [C, ...], x [C, B, ...] → [C, B, features]),
