@@ -36,11 +36,14 @@ class Profile:
         changes.update(self.overrides)
         return tuple(paper_config.replace(seed=s, **changes) for s in self.seeds(paper_seeds))
 
-    def scope(self, full, quick) -> list:
+    def scope(self, full, quick, smoke=None) -> list:
         """What a table sweeps when the notebook leaves it to the profile: the paper's whole list,
-        or, at quick and smoke, the slice that keeps a reproduction within a CPU session (a whole
-        FedSiam Table 5 is ~2 CPU-hours at quick). A notebook parameter set to a list overrides it."""
-        return list(full if self.name == "paper" else quick)
+        at quick the slice whose cells a 2-core CPU affords (for FedSiam: every MNIST cell), at smoke
+        the `smoke` slice when given (CI runs every notebook at smoke; a few cells check the wiring),
+        else the quick one. A notebook parameter set to a list overrides it."""
+        if self.name == "paper":
+            return list(full)
+        return list(smoke if self.name == "smoke" and smoke is not None else quick)
 
 
 PROFILES = {

@@ -26,7 +26,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["svhn", "mnist"]
-settings = None                         # None: the profile's scope (quick: iid; paper: iid, noniid1, noniid2)
+settings = None                         # None: the profile's scope (quick and paper: iid, noniid1, noniid2; smoke: iid)
 methods = ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_d"]
 target_accuracy = {"svhn": 85.0, "mnist": 95.0}   # the dotted line (the paper prints no value for it)
 seeds = None

@@ -44,8 +44,8 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-settings = None                         # None: the profile's scope (quick: iid; paper: iid, noniid1-3)
-labeled_ratios = [0.10]                 # γ; the paper also reports 0.15 and 0.20
+settings = None                         # None: the profile's scope (quick and paper: iid, noniid1-3; smoke: iid)
+labeled_ratios = None                   # γ; None: the profile's scope (quick and paper: 0.10, 0.15, 0.20; smoke: 0.10)
 methods = ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt", "fedsiam_d"]
 seeds = None                            # None: the profile's share of the paper's seeds 1234-1236
 # the headline cell at the paper's own protocol (R_L = 5, R_G = 50), whatever `profile` is
@@ -89,9 +89,9 @@ upload[[m for m in methods if m in upload.columns]]
 headline = get_profile(headline_profile)
 headline_cells = (
     fedsiam.table5_cells(headline, device, methods=headline_methods, settings=["iid"], datasets=["mnist"],
-                         seeds=headline_seeds, metrics=("accuracy", "upload_mb"))
+                         labeled_ratios=[0.10], seeds=headline_seeds, metrics=("accuracy", "upload_mb"))
     + fedsiam.table5_cells(headline, device, methods=[m for m in headline_methods if m == "fedsiam_d"],
-                           settings=["iid"], datasets=["mnist"], seeds=headline_seeds,
+                           settings=["iid"], datasets=["mnist"], labeled_ratios=[0.10], seeds=headline_seeds,
                            metrics=("mean_tau", "online_upload_fraction")))
 headline_results = reproduce_cells(headline_cells, headline, device)
 save_notebook_results(pd.concat([results, headline_results], ignore_index=True), "fedsiam_table5", run_profile)

@@ -35,8 +35,8 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-settings = None                         # None: the profile's scope (quick: server_iid; paper: and server_noniid)
-labeled_ratios = None                   # γ, labeled fraction of the training set at the server; None: quick 0.10, paper 0.01 and 0.10
+settings = None                         # None: the profile's scope (quick and paper: server_iid, server_noniid; smoke: server_iid)
+labeled_ratios = None                   # γ, labeled fraction of the training set at the server; None: 0.01 and 0.10 (smoke: 0.10)
 methods = ["fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt"]
 seeds = None                            # None: the profile's share of the paper's seeds 1234-1236
 

@@ -31,7 +31,7 @@
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 datasets = ["mnist", "cifar10", "svhn"]
-variants = None                         # None: the profile's scope (quick: siamese, α_max 0.99/0.999, both curves; paper: all)
+variants = None                         # None: the profile's scope (quick and paper: all; smoke: siamese, α_max 0.99/0.999, both curves)
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %%

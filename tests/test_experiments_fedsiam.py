@@ -6,7 +6,7 @@ import pytest
 from fssl_core.config import RunConfig
 from fssl_core.experiments import fedsiam
 from fssl_core.profiles import PROFILES
-from fssl_core.report import Cell, round_curves, paper_value, reproduce_cells
+from fssl_core.report import Cell, paper_value, paper_values, reproduce_cells, round_curves
 from fssl_core.runs import RunStore
 
 QUICK, PAPER = PROFILES["quick"], PROFILES["paper"]
@@ -103,19 +103,35 @@ def test_smoke_is_a_shortened_quick_run():
     assert (cfg.rounds, cfg.clients_per_round, cfg.local_epochs) == (2, 2, 1)   # ...under smoke's own
 
 
-def test_quick_scope_is_a_slice_whose_shared_cells_train_once():
-    # Left to the profile, quick sweeps Table 5's IID column only and paper all four settings.
-    assert {c.setting for c in fedsiam.table5_cells(QUICK, "cpu", methods=["fedavg"])} == {"iid"}
-    assert {c.setting for c in fedsiam.table5_cells(PAPER, "cpu", methods=["fedavg"])} == set(fedsiam.TABLE5_SETTINGS)
+def test_quick_scope_is_every_mnist_cell_and_shared_cells_train_once():
+    # Left to the profile, quick and paper sweep every Table 5 cell (Non-IID-III only at γ = 0.10:
+    # 4·3 − 2 = 10 cells per dataset), smoke only the IID column at γ = 0.10.
+    def cells(profile):
+        return {(c.setting, c.labeled) for c in fedsiam.table5_cells(profile, "cpu", methods=["fedavg"], datasets=["mnist"])}
+    assert cells(QUICK) == cells(PAPER) and len(cells(QUICK)) == 10 and ("noniid3", "0.15") not in cells(QUICK)
+    assert cells(PROFILES["smoke"]) == {("iid", "0.10")}
+    t6 = {(c.setting, c.labeled) for c in fedsiam.table6_cells(QUICK, "cpu", methods=["fedmatch"], datasets=["mnist"])}
+    assert t6 == {(s, g) for s in ("server_iid", "server_noniid") for g in ("0.01", "0.10")}
+    # every MNIST cell of the paper-values CSV for Tables 5-8 is in the quick scope
+    wanted = {(r.table, r.setting, r.labeled, r.method) for r in paper_values().itertuples()
+              if r.paper == "fedsiam" and r.dataset == "mnist" and r.table in ("table5", "table6", "table7", "table8")}
+    scoped = {(c.table, c.setting, c.labeled, c.method)
+              for c in fedsiam.table5_cells(QUICK, "cpu", methods=list(fedsiam.METHODS)[:8], datasets=["mnist"])
+              + fedsiam.table6_cells(QUICK, "cpu", datasets=["mnist"]) + fedsiam.table7_cells(QUICK, "cpu", datasets=["mnist"])
+              + fedsiam.table8_cells(QUICK, "cpu", datasets=["mnist"])}
+    assert wanted <= scoped, sorted(wanted - scoped)
+    # Figure 5 keeps to γ = 0.10 whatever Table 5's scope
+    assert {c.labeled for c in fedsiam.figure5_cells(QUICK, "cpu", datasets=["mnist"])} == {"0.10"}
     # The MNIST FedSiam-D run of Table 5 (IID) is Table 7's siamese=yes, α_max=0.999 and linear
     # curve, Table 8's MSE and Figure 6's μ = 0.5: one config, so one run in the store.
-    (t5,) = fedsiam.table5_cells(QUICK, "cpu", methods=["fedsiam_d"], datasets=["mnist"])[0].configs
+    (t5,) = fedsiam.table5_cells(QUICK, "cpu", methods=["fedsiam_d"], settings=["iid"], datasets=["mnist"],
+                                 labeled_ratios=[0.10])[0].configs
     t7 = {c.setting: c.configs[0] for c in fedsiam.table7_cells(QUICK, "cpu", datasets=["mnist"])}
     t8 = {(c.setting, c.method): c.configs[0] for c in fedsiam.table8_cells(QUICK, "cpu", datasets=["mnist"])}
     f6 = {c.setting: c.configs[0] for c in fedsiam.figure6_cells(QUICK, "cpu", datasets=["mnist"])}
     shared = [t7["siamese=yes"], t7["alpha_max=0.999"], t7["quantile_curve=linear"], t8[("iid", "fedsiam_d_mse")], f6["mu=0.5"]]
     assert {cfg.run_id for cfg in shared} == {t5.run_id}
-    assert set(t7) == set(fedsiam.QUICK_SCOPE["table7_variants"])
+    assert set(t7) == set(fedsiam.table7_variants("mnist"))
     assert t7["alpha_max=0.99"].ema_decay == 0.99 and t7["alpha_max=0.99"].run_id != t5.run_id
     assert set(f6) == {"mu=0.1", "mu=0.3", "mu=0.5", "mu=0.7", "mu=0.9", "reference"}
     assert {s for s, _ in t8} == {"iid", "noniid1"}

@@ -45,20 +45,39 @@ QUICK = {"local_epochs": 1}
 FIGURE6_MUS = (0.1, 0.3, 0.5, 0.7, 0.9)   # μ on Figure 6's x axis (the figure's exact ticks are not in the text)
 FIGURE5_SETTINGS = ("iid", "noniid1", "noniid2")
 FIGURE5_METHODS = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_d")
-# What the quick (and smoke) profile sweeps when a notebook leaves it to the profile (None). Each
-# keeps a paper claim checkable on MNIST within minutes per notebook on a 2-core CPU; the cells
-# shared between notebooks (e.g. Table 5's IID FedSiam-D is Table 7's "siamese=yes", Table 8's
-# MSE and Figure 6's μ = 0.5) train once.
+TABLE5_LABELED_RATIOS = (0.10, 0.15, 0.20)
+TABLE6_LABELED_RATIOS = (0.01, 0.10)
+# What the quick profile sweeps when a notebook leaves it to the profile (None): every MNIST cell
+# of Tables 5-8 and Figures 5-6, which the cohort trainer brings within a few CPU-hours (Table 5 is
+# the largest: 80 runs, ~3 h on 2 cores). Cells shared between notebooks (e.g. Table 5's IID
+# FedSiam-D is Table 7's "siamese=yes", Table 8's MSE and Figure 6's μ = 0.5) train once.
 QUICK_SCOPE = {
-    "table5_settings": ("iid",),                 # all eight methods, IID: the main comparison
+    "table5_settings": TABLE5_SETTINGS,
+    "table5_labeled_ratios": TABLE5_LABELED_RATIOS,
+    "table6_settings": tuple(TABLE6_SETTINGS),
+    "table6_labeled_ratios": TABLE6_LABELED_RATIOS,
+    "table7_variants": ("siamese=no", "siamese=yes", "alpha_max=0.9", "alpha_max=0.99", "alpha_max=0.999",
+                        "alpha_max=0.9999", "quantile_curve=linear", "quantile_curve=rectangle"),
+    "table8_settings": ("iid", "noniid1"),
+    "figure5_settings": FIGURE5_SETTINGS,
+    "figure6_mus": FIGURE6_MUS,
+}
+# What smoke sweeps: CI runs every notebook at smoke to check the wiring, so one slice per table.
+SMOKE_SCOPE = {
+    "table5_settings": ("iid",),
+    "table5_labeled_ratios": (0.10,),
     "table6_settings": ("server_iid",),
     "table6_labeled_ratios": (0.10,),
     "table7_variants": ("siamese=no", "siamese=yes", "alpha_max=0.99", "alpha_max=0.999",
                         "quantile_curve=linear", "quantile_curve=rectangle"),
-    "table8_settings": ("iid", "noniid1"),       # every MNIST cell of Table 8
+    "table8_settings": ("iid", "noniid1"),
     "figure5_settings": ("iid",),
-    "figure6_mus": FIGURE6_MUS,                  # every μ (the cohort trainer made it affordable)
+    "figure6_mus": FIGURE6_MUS,
 }
+
+
+def _scope(profile: Profile, key: str, full) -> list:
+    return profile.scope(full, QUICK_SCOPE[key], SMOKE_SCOPE[key])
 
 
 def fedsiam_settings(dataset: str, setting: str) -> dict:
@@ -93,11 +112,13 @@ def _cell(table, setting, gamma, dataset, method, cfg, profile, seeds, paper_see
 
 
 def table5_cells(profile: Profile, device: str, methods, settings=None, datasets=TABLE5_DATASETS,
-                 labeled_ratios=(0.10,), seeds=None, metrics=("accuracy",)) -> list[Cell]:
+                 labeled_ratios=None, seeds=None, metrics=("accuracy",)) -> list[Cell]:
     """Table 5, labels-at-client. Non-IID-III is reported only for γ=0.10, as in the paper.
-    settings=None: the profile's scope."""
+    settings, labeled_ratios = None: the profile's scope."""
     if settings is None:
-        settings = profile.scope(TABLE5_SETTINGS, QUICK_SCOPE["table5_settings"])
+        settings = _scope(profile, "table5_settings", TABLE5_SETTINGS)
+    if labeled_ratios is None:
+        labeled_ratios = _scope(profile, "table5_labeled_ratios", TABLE5_LABELED_RATIOS)
     cells = []
     for gamma in labeled_ratios:
         for setting in settings:
@@ -117,9 +138,9 @@ def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings
     (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients.
     settings, labeled_ratios = None: the profile's scope."""
     if settings is None:
-        settings = profile.scope(TABLE6_SETTINGS, QUICK_SCOPE["table6_settings"])
+        settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
     if labeled_ratios is None:
-        labeled_ratios = profile.scope((0.01, 0.10), QUICK_SCOPE["table6_labeled_ratios"])
+        labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
     for setting in settings:
         if setting not in TABLE6_SETTINGS:
             raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
@@ -145,7 +166,7 @@ def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None
     """variants: Table 7's setting names (table7_variants); None: the profile's scope."""
     known = table7_variants("mnist")
     if variants is None:
-        variants = profile.scope(known, QUICK_SCOPE["table7_variants"])
+        variants = _scope(profile, "table7_variants", known)
     for name in variants:
         if name not in known:
             raise ValueError(f"variants: {name!r} must be one of {', '.join(known)}")
@@ -163,7 +184,7 @@ def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=None
     """Table 8: FedSiam-D with the MSE (Eq. 4) or the KL (Eq. 5) consistency loss, IID and
     Non-IID-I; settings=None: the profile's scope."""
     if settings is None:
-        settings = profile.scope(("iid", "noniid1"), QUICK_SCOPE["table8_settings"])
+        settings = _scope(profile, "table8_settings", ("iid", "noniid1"))
     return [_cell("table8", setting, 0.10, dataset, f"fedsiam_d_{loss}",
                   paper_config(dataset, setting, 0.10, "fedsiam_d", device, consistency=loss),
                   profile, seeds, ABLATION_SEEDS)
@@ -174,8 +195,9 @@ def figure5_cells(profile: Profile, device: str, datasets=("svhn", "mnist"), set
                   methods=FIGURE5_METHODS, seeds=None) -> list[Cell]:
     """Figure 5's convergence curves are Table 5's runs (γ = 0.10); settings=None: the profile's scope."""
     if settings is None:
-        settings = profile.scope(FIGURE5_SETTINGS, QUICK_SCOPE["figure5_settings"])
-    return table5_cells(profile, device, methods=methods, settings=settings, datasets=datasets, seeds=seeds)
+        settings = _scope(profile, "figure5_settings", FIGURE5_SETTINGS)
+    return table5_cells(profile, device, methods=methods, settings=settings, datasets=datasets,
+                        labeled_ratios=(0.10,), seeds=seeds)
 
 
 def figure6_cells(profile: Profile, device: str, datasets=("mnist", "svhn"), mus=None,
@@ -184,7 +206,7 @@ def figure6_cells(profile: Profile, device: str, datasets=("mnist", "svhn"), mus
     methods the paper draws as references. The figure's values are not in the text, so these cells
     have no paper value; each has an accuracy and an upload_mb row. mus=None: the profile's scope."""
     if mus is None:
-        mus = profile.scope(FIGURE6_MUS, QUICK_SCOPE["figure6_mus"])
+        mus = _scope(profile, "figure6_mus", FIGURE6_MUS)
     cells = []
     for dataset in datasets:
         runs = [(f"mu={mu:g}", "fedsiam_d", {"tau_mu": mu}) for mu in mus]
