@@ -44,7 +44,7 @@ seeds = None                            # None: the profile's share of the paper
 from fssl_core.experiments import fedsiam
 from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, large_deltas, reproduce_cells, save_notebook_results
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.table6_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
@@ -67,4 +67,4 @@ save_figure(fig, "fedsiam_table6", run_profile.name)
 #   epoch over its labeled set (60 steps at γ = 0.01, 600 at γ = 0.10 on MNIST).
 
 # %%
-large_deltas(results)
+fedsiam.explain_large_deltas(results)

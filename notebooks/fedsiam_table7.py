@@ -38,7 +38,7 @@ seeds = None                            # None: the profile's share of seeds 123
 from fssl_core.experiments import fedsiam
 from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, large_deltas, reproduce_cells, save_notebook_results
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.table7_cells(run_profile, device, datasets=datasets, variants=variants, seeds=seeds)
@@ -61,4 +61,4 @@ save_figure(fig, "fedsiam_table7", run_profile.name)
 #   each client's own steps, so with α_max = 0.9999 their target net barely moves.
 
 # %%
-large_deltas(results)
+fedsiam.explain_large_deltas(results)

@@ -140,3 +140,19 @@ def test_quick_scope_is_every_mnist_cell_and_shared_cells_train_once():
 def test_unknown_table7_variant_is_named_in_the_error():
     with pytest.raises(ValueError, match=r"variants: 'alpha_max=0\.5' must be one of siamese=no"):
         fedsiam.table7_cells(QUICK, "cpu", variants=["alpha_max=0.5"])
+
+
+def test_large_deltas_carry_the_reasons_that_hold_for_their_method_direction_and_profile():
+    import pandas as pd
+    rows = [("fedfixmatch", 93.19, 98.31, "quick"), ("fedavg", 95.13, 91.46, "quick"), ("fedavg", 95.13, 91.46, "paper"),
+            ("fedsiam_d", 97.22, 98.15, "quick"), ("fedsiam_pi", 95.35, 90.00, "quick")]
+    frame = pd.DataFrame([{"setting": "iid", "labeled": "0.10", "dataset": "mnist", "method": m, "metric": "accuracy",
+                           "paper_value": p, "reproduced_value": r, "reproduced_std": float("nan"), "n_runs": 1,
+                           "profile": prof, "device": "cpu", "status": "reduced"} for m, p, r, prof in rows])
+    table = fedsiam.explain_large_deltas(frame)
+    assert list(table.method) == ["fedfixmatch", "fedavg", "fedavg", "fedsiam_pi"]     # fedsiam_d is 0.93 away
+    fixmatch, quick_avg, paper_avg, pi = table.likely_reason
+    assert "detached" in fixmatch and "flip digits" in fixmatch and "σ/ψ" not in fixmatch
+    assert "1 local epoch" in quick_avg
+    # the epoch reason is the quick profile's; at the paper's protocol nothing known explains a gap
+    assert paper_avg == fedsiam.UNEXPLAINED and pi == fedsiam.UNEXPLAINED
