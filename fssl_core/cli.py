@@ -45,7 +45,8 @@ def cmd_bench(args) -> None:
 
 def cmd_reproduce(args) -> None:
     from .reproduce import reproduce
-    reproduce(profile=args.profile, only=args.only, device=args.device)
+    from .reproduce import parse_parameters
+    reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--profile", default="quick", choices=("smoke", "quick", "paper"))
     rep.add_argument("--only", default=None, help="glob over notebook names, e.g. 'fedsiam_*'")
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    rep.add_argument("--param", action="append", default=[], metavar="name=value",
+                     help="override a notebook parameter (JSON value, else a string), e.g. labeled_ratios=[0.1]")
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     try:

@@ -10,6 +10,7 @@ import fnmatch
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from .config import ConfigError
 from .paths import project_root, results_dir
@@ -38,22 +39,51 @@ def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
     return known
 
 
-def reproduce(profile: str = "quick", only: str | None = None, device: str = "cpu") -> Path:
+def parse_parameters(items: list[str]) -> dict[str, Any]:
+    """`key=value` pairs for notebook parameters; a value is read as JSON where it parses
+    (`labeled_ratios=[0.1]`, `seeds=null`), else kept as a string (`settings=iid` is not a list)."""
+    parameters = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ConfigError(f"reproduce: --param {item!r}: expected name=value with a notebook parameter as name")
+        if key in PARAMETERS_PASSED:
+            raise ConfigError(f"reproduce: --param {item!r}: {key} has its own option (--{key})")
+        try:
+            parameters[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parameters[key] = value
+    return parameters
+
+
+def reproduce(profile: str = "quick", only: str | None = None, device: str = "cpu",
+              parameters: dict[str, Any] | None = None) -> Path:
+    """Execute the notebooks matching `only` at `profile` on `device`; `parameters` override
+    notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep of one
+    table with --only)."""
     import papermill
 
-    out_dir = results_dir(profile) / "notebooks"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    seconds: dict[str, float] = {}
-    for nb in notebooks(only):
+    parameters = dict(parameters or {})
+    selected = notebooks(only)
+    for nb in selected:      # check every notebook before running any
         declared = papermill.inspect_notebook(str(nb))
         missing = [p for p in PARAMETERS_PASSED if p not in declared]
         if missing:
             raise ConfigError(f"reproduce: notebook {nb.name} declares no parameter(s) {', '.join(missing)} "
                               f"in its 'parameters' cell")
-        print(f"[reproduce] {nb.name} profile={profile} device={device}", flush=True)
+        unknown = [p for p in parameters if p not in declared]
+        if unknown:
+            raise ConfigError(f"reproduce: --param {', '.join(unknown)}: not a parameter of {nb.name} "
+                              f"(its parameters: {', '.join(declared)})")
+    out_dir = results_dir(profile) / "notebooks"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    seconds: dict[str, float] = {}
+    for nb in selected:
+        print(f"[reproduce] {nb.name} profile={profile} device={device} {parameters or ''}", flush=True)
         start = time.perf_counter()
         papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent),
-                                   parameters={"profile": profile, "device": device}, progress_bar=False)
+                                   parameters={**parameters, "profile": profile, "device": device},
+                                   progress_bar=False)
         seconds[nb.stem] = time.perf_counter() - start
     report = merge_results(profile, record_seconds(profile, seconds))
     print(f"[reproduce] report: {report}")

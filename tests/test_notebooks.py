@@ -34,3 +34,16 @@ def test_notebook_declares_the_reproduce_parameters(source):
 def test_reproduce_rejects_a_pattern_that_matches_nothing():
     with pytest.raises(ConfigError, match=r"only='nope\*'"):
         notebooks("nope*")
+
+
+def test_reproduce_parameters_are_json_where_they_parse_and_named_in_errors():
+    from fssl_core.reproduce import parse_parameters, reproduce
+    assert parse_parameters(["labeled_ratios=[0.1, 0.15]", "seeds=null", "settings=iid"]) == \
+        {"labeled_ratios": [0.1, 0.15], "seeds": None, "settings": "iid"}
+    with pytest.raises(ConfigError, match=r"--param 'profile=paper': profile has its own option \(--profile\)"):
+        parse_parameters(["profile=paper"])
+    with pytest.raises(ConfigError, match=r"--param 'labeled_ratios'"):
+        parse_parameters(["labeled_ratios"])
+    # a parameter the notebook does not declare is refused before anything runs
+    with pytest.raises(ConfigError, match=r"--param labeled_ratio: not a parameter of fedsiam_table5\.ipynb"):
+        reproduce(profile="smoke", only="fedsiam_table5", parameters={"labeled_ratio": [0.1]})

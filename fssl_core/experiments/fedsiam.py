@@ -92,6 +92,10 @@ DELTA_REASONS = (
      "quick runs 1 local epoch instead of Table 2's 5 and these methods learn from the labeled samples only "
      "(FedSem's first phase too), so they take a fifth of the paper's supervised steps; the headline section "
      "runs the paper's 5 epochs"),
+    (("fedsem",), "below", ("quick", "smoke"),
+     "FedSem labels every unlabeled sample once, with the global model of the last phase-1 round; quick's one "
+     "epoch leaves that model weak (and, under non-IID, swinging from round to round), so phase 2 trains on "
+     "many wrong labels (its train_pseudo_label_accuracy per round is in the run's metrics)"),
     (("fedfixmatch",), "above", _ANY,
      "the authors' FedFixMatch never trains on its unlabeled loss (their code rebuilds the strong-view logits "
      "as a detached Variable; see algorithms/fedfixmatch.py), so their row is FedAvg+ on the labels; ours "
