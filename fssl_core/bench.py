@@ -36,6 +36,8 @@ CASES = {
     "mnist_fedsiam_d": dict(algorithm="fedsiam_d", dataset="mnist"),
     "cifar_fedavg": dict(algorithm="fedavg", dataset="synthetic_cifar10"),
     "cifar_fedsiam_d": dict(algorithm="fedsiam_d", dataset="synthetic_cifar10"),
+    # FedMatch with its own optimiser (momentum 0); rounds 1-4 hold no helper round (every 10th)
+    "mnist_fedmatch": dict(algorithm="fedmatch", dataset="mnist", momentum=0.0),
 }
 PROTOCOL = dict(partition="iid", labeled_ratio=0.1, clients=100, clients_per_round=10, local_epochs=5, batch_size=10,
                 lr=0.01, momentum=0.9, weight_decay=1e-4, seed=1234)
@@ -204,15 +206,15 @@ def bench(device: str = "cpu", rounds: int = 3, cases=tuple(CASES)) -> list[dict
         if case not in CASES:
             raise ValueError(f"bench: cases={case!r}: must be among {', '.join(CASES)}")
         # rounds far beyond those timed, evaluated never: the figures are of training, not of the test pass
-        cfg = RunConfig(device=device, rounds=10_000, eval_every=10_000, **PROTOCOL, **CASES[case])
+        cfg = RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[case]})
         row = {"case": case, "device": device,
                "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
                "threads": torch.get_num_threads()}
         trainers = {}
         if cfg.algorithm == "fedavg":
             trainers["loop"] = loop_rounds(cfg)
-        elif cfg.dataset == "mnist":
-            trainers["loop"] = loop_siamese_rounds(cfg)
+        elif cfg.algorithm.startswith("fedsiam") and cfg.dataset == "mnist":
+            trainers["loop"] = loop_siamese_rounds(cfg)      # (FedMatch's own loop is not written out here)
         trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
         trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
         for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():

@@ -74,7 +74,8 @@ def test_each_term_trains_only_its_own_part():
     sigma = {k: v.clone() for k, v in model.state_dict().items()}
     psi = {k: 0.2 * v.clone() for k, v in model.named_parameters()}
     helper = {"sigma": sigma, "psi": _random_like(psi, seed=5)}
-    nets = {"sigma": sigma, "psi": psi, "helper0": compose(helper["sigma"], helper["psi"])}
+    nets = {"sigma": sigma, "psi": psi, "helper0": compose(helper["sigma"], helper["psi"]),
+            "helper_slots": {"present": torch.tensor([1.0])}}
     leaves = {**{("sigma", k): sigma[k] for k in psi}, **{("psi", k): p for k, p in psi.items()}}
     for t in leaves.values():
         t.requires_grad_()
@@ -107,6 +108,31 @@ def test_agreement_pseudo_label_on_a_hand_case():
     assert mask.tolist() == [1.0, 0.0, 1.0]       # only the local confidence counts; ≥ is inclusive
     labels, _ = agreement_pseudo_labels(local, [], threshold=0.9)
     assert labels.tolist() == [0, 1, 2]           # without helpers: the local argmax
+    # an empty helper slot casts no vote: helper1 alone ties with the local class in row 0 (local wins)
+    labels, _ = agreement_pseudo_labels(local, [helper1, helper2], threshold=0.9, present=torch.tensor([1.0, 0.0]))
+    assert labels.tolist() == [0, 1, 2]
+
+
+def test_empty_helper_slots_change_no_loss():
+    # a client with one helper in a round of H = 2 holds two slots, the second its own θ masked out:
+    # its loss equals the loss with the one helper alone
+    algo, model = _algo(pseudo_label_threshold=0.0, fedmatch_helpers=2)
+    sigma = {k: v.clone() for k, v in model.state_dict().items()}
+    psi = {k: 0.2 * v.clone() for k, v in model.named_parameters()}
+    payload = {"sigma": sigma, "psi": psi, "helpers": [_random_like(psi, seed=5)]}
+    nets = algo.client_init(payload, DataView(torch.arange(3), torch.arange(3, 8)))
+    assert nets["helper_slots"]["present"].tolist() == [1.0, 0.0] and "helper1" in nets
+    batch, _ = _mixed_batch()
+    padded, stats = algo.unsupervised_loss(nets, batch.unlabeled)
+    alone = {k: v for k, v in nets.items() if k != "helper1"}
+    alone["helper_slots"] = {"present": torch.tensor([1.0])}
+    single, single_stats = algo.unsupervised_loss(alone, batch.unlabeled)
+    assert padded.item() == pytest.approx(single.item(), rel=1e-6) and stats["iccs_loss"] > 0
+    assert stats["helpers"] == single_stats["helpers"] == 1.0
+    # a client that gets no helper at all: every slot empty, no KL
+    nets = algo.client_init({**payload, "helpers": []}, DataView(torch.arange(3), torch.arange(3, 8)))
+    _, stats = algo.unsupervised_loss(nets, batch.unlabeled)
+    assert stats["iccs_loss"] == 0.0 and stats["helpers"] == 0.0
 
 
 def test_l1_and_l2_terms_on_hand_tensors():
@@ -136,7 +162,7 @@ def test_helpers_are_the_nearest_clients_sent_every_tenth_round():
     assert [h["fc1.weight"][0, 0].item() for h in payload["helpers"]] == [1.0, 3.0]   # distances 0.14, 0.28
     assert payload_bytes(payload) == (2 + 2) * MODEL_BYTES          # σ, ψ and two helpers' ψ
     assert "helpers" not in algo.download(state, 9, client=0)        # helpers only in rounds 10, 20, ...
-    assert "helpers" not in algo.download(state, 10, client=7)       # no embedding yet: no helpers
+    assert algo.download(state, 10, client=7)["helpers"] == []       # no embedding yet: no helpers
     assert payload_bytes(algo.download(state, 9, client=0)) == 2 * MODEL_BYTES
     assert nearest_clients(state["client_embedding"], 2, [0, 2], 2) == [0]   # fewer others than H
 

@@ -87,8 +87,14 @@ Reading choices, and why:
   σ + ψ without the official eval-time threshold |ψ| > 5e-6, which at ψ ≈ σ changes nothing.
 - Initialisation: σ_0 + ψ_0 is the run's initial model θ_0 (shared by every method), with the
   official ratio ψ_0 = 0.2 σ_0 (`psi_factor`): σ_0 = θ_0 / 1.2, ψ_0 = 0.2 θ_0 / 1.2.
-- A client without labeled data trains ψ only (`trainable` is set per client in `client_init`)
-  and uploads ψ; the server then keeps σ. In labels-at-server this is every client.
+- Trainable parts: σ and ψ with labels at the clients, ψ alone with labels at the server (every
+  client of a round trains the same parts, which the cohort trainer needs). A client without
+  labeled data has no L_s, so its σ only takes weight-decay steps, and it uploads ψ alone (with
+  σ's buffers): its σ never leaves it, and the server keeps its own σ when no client sends one.
+- Helper slots: in a helper round every client holds H helper slots, those without a helper
+  (fewer than H other clients seen, or none for a client never seen) filled with its own θ and
+  masked out of the votes and the KL; a slot therefore changes no loss, and all clients of the
+  round have networks of one shape, which the cohort trainer stacks.
 - Statistics (never used for training): `mask_rate`, `pseudo_label_accuracy` among kept samples
   (from the hidden labels), `helpers` (helper models the client used).
 """
@@ -128,16 +134,19 @@ def compose(sigma: Tensors, psi: Tensors, *, freeze_sigma: bool = False, freeze_
     return out
 
 
-def agreement_pseudo_labels(local_probs: Tensor, helper_probs: list[Tensor], threshold: float) -> tuple[Tensor, Tensor]:
+def agreement_pseudo_labels(local_probs: Tensor, helper_probs: list[Tensor], threshold: float,
+                            present: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """ŷ = Max(1(p*_θl(y|u)) + Σ_j 1(p*_θhj(y|u))) and the confidence mask 1[max p_θl(y|u) ≥ T].
 
     Ties that include the local model's class go to it (its vote counts 1.5); other ties to the
-    lowest class index. Returns (ŷ as class indices, mask as floats)."""
+    lowest class index. `present[j]` (1 or 0) says whether helper slot j holds a helper; an empty
+    slot casts no vote. Returns (ŷ as class indices, mask as floats)."""
     confidence, local = local_probs.max(1)
     num_classes = local_probs.shape[1]
     votes = 1.5 * F.one_hot(local, num_classes).to(local_probs.dtype)
-    for probs in helper_probs:
-        votes = votes + F.one_hot(probs.argmax(1), num_classes).to(local_probs.dtype)
+    for j, probs in enumerate(helper_probs):
+        vote = F.one_hot(probs.argmax(1), num_classes).to(local_probs.dtype)
+        votes = votes + (vote if present is None else present[j] * vote)
     return votes.argmax(1), (confidence >= threshold).to(local_probs.dtype)
 
 
@@ -169,15 +178,14 @@ def nearest_clients(embeddings: dict[int, Tensor], client: int, candidates: list
 class FedMatch(Algorithm):
     name = "fedmatch"
     helper_interval = 10     # helpers are sent in rounds 10, 20, ... (paper; official h_interval)
-    # no cohort trainer: what a client trains (σ and ψ, or ψ alone) and how many helpers it holds
-    # differ between the clients of one round, so their networks do not stack
-    cohort = False
+    cohort = True            # same trainable parts and helper slots for every client of a round
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
         self.param_names = [n for n, _ in ctx.model.named_parameters()]
         self.buffer_names = [k for k in ctx.model.state_dict() if k not in set(self.param_names)]
-        self.trainable = ("sigma", "psi")       # set per client in `client_init`
+        labels_at_server = ctx.server_view is not None and ctx.server_view.num_labeled > 0
+        self.trainable = ("psi",) if labels_at_server else ("sigma", "psi")
         if cfg.dataset not in _IMAGE_SHAPES:
             raise ValueError(f"FedMatch: no probe input shape for dataset {cfg.dataset!r}; "
                              f"known: {', '.join(_IMAGE_SHAPES)}")
@@ -201,18 +209,22 @@ class FedMatch(Algorithm):
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         return self.supervised_loss(nets, batch.labeled), {}
 
+    def helper_round(self, round: int) -> bool:
+        return self.cfg.fedmatch_helpers > 0 and round % self.helper_interval == 0
+
     def helpers_for(self, state: State, round: int, client: int) -> list[int]:
         """The clients whose ψ serve as helpers θ_hj = σ + ψ_hj for `client` in `round`."""
-        if self.cfg.fedmatch_helpers == 0 or round % self.helper_interval != 0:
+        if not self.helper_round(round):
             return []
         return nearest_clients(state["client_embedding"], client, list(state["client_psi"]),
                                self.cfg.fedmatch_helpers)
 
     def download(self, state: State, round: int, client: int) -> Payload:
+        """σ, ψ and, in a helper round, the helpers' ψ (an empty list for a client that gets none,
+        so that every client of the round makes H helper slots)."""
         payload = {"sigma": state["sigma"], "psi": state["psi"]}
-        helpers = self.helpers_for(state, round, client)
-        if helpers:
-            payload["helpers"] = [state["client_psi"][c] for c in helpers]
+        if self.helper_round(round):
+            payload["helpers"] = [state["client_psi"][c] for c in self.helpers_for(state, round, client)]
         return payload
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
@@ -256,11 +268,15 @@ class FedMatch(Algorithm):
 
     # --- client ------------------------------------------------------------------------------
     def client_init(self, payload: Payload, view: DataView) -> Nets:
-        self.trainable = ("sigma", "psi") if view.num_labeled > 0 else ("psi",)
         nets = {"sigma": clone(payload["sigma"]), "psi": clone(payload["psi"])}
-        for j, psi_h in enumerate(payload.get("helpers", [])):
-            # θ_hj = σ + ψ_hj with the downloaded σ, frozen; only read, in eval mode
-            nets[f"helper{j}"] = {k: v.detach() for k, v in compose(payload["sigma"], psi_h).items()}
+        if "helpers" in payload:      # a helper round: H slots, the empty ones masked
+            helpers = payload["helpers"]
+            for j in range(self.cfg.fedmatch_helpers):
+                # θ_hj = σ + ψ_hj with the downloaded σ, frozen; only read, in eval mode
+                psi_h = helpers[j] if j < len(helpers) else payload["psi"]
+                nets[f"helper{j}"] = {k: v.detach() for k, v in compose(payload["sigma"], psi_h).items()}
+            present = [1.0 if j < len(helpers) else 0.0 for j in range(self.cfg.fedmatch_helpers)]
+            nets["helper_slots"] = {"present": torch.tensor(present, device=self.ctx.device)}
         return nets
 
     def plan(self, view: DataView, round: int) -> Plan:
@@ -283,24 +299,28 @@ class FedMatch(Algorithm):
         theta = compose(nets["sigma"], nets["psi"], freeze_sigma=True)
         logits = self.ctx.apply(theta, torch.cat([unlabeled.weak(), unlabeled.strong()]))
         logits_weak, logits_strong = logits[:n], logits[n:]
-        helpers = [nets[k] for k in sorted(nets) if k.startswith("helper")]
+        helpers = [nets[k] for k in sorted(nets) if k.startswith("helper") and k != "helper_slots"]
+        present = nets["helper_slots"]["present"] if helpers else None
         with torch.no_grad():      # p*_θhj: frozen helpers, eval mode
             helper_probs = [self.ctx.apply(h, unlabeled.weak(), train=False).softmax(1) for h in helpers]
         pseudo, mask = agreement_pseudo_labels(logits_weak.detach().softmax(1), helper_probs,
-                                               cfg.pseudo_label_threshold)
+                                               cfg.pseudo_label_threshold, present)
         kept = mask.sum().clamp_min(1.0)
         ce = (F.cross_entropy(logits_strong, pseudo, reduction="none") * mask).sum() / kept
         log_local = logits_weak.log_softmax(1)
         kl = logits.sum() * 0.0
-        for probs in helper_probs:      # 1/H Σ_j KL[p*_θhj(y|u) ‖ p_θl(y|u)], over confident samples
-            kl = kl + (F.kl_div(log_local, probs, reduction="none").sum(1) * mask).sum() / kept / len(helper_probs)
+        held = present.sum().clamp_min(1.0) if helpers else None     # H, or fewer when slots are empty
+        for j, probs in enumerate(helper_probs):   # 1/H Σ_j KL[p*_θhj(y|u) ‖ p_θl(y|u)], over confident samples
+            # KL[p ‖ q] per sample as F.kl_div computes it, written out: vmap has no batching rule for kl_div
+            kl_rows = (torch.xlogy(probs, probs) - probs * log_local).sum(1)
+            kl = kl + present[j] * (kl_rows * mask).sum() / kept / held
         phi = cfg.unlabeled_loss_weight * ce + kl                                      # Φ(·)
         loss = cfg.fedmatch_lambda_iccs * phi + cfg.fedmatch_lambda_l2 * l2 + cfg.fedmatch_lambda_l1 * l1
         # metrics only: the hidden labels never enter the loss
         correct = (pseudo == unlabeled.hidden_labels).to(mask.dtype)
         stats.update({"pseudo_label_loss": ce.detach(), "iccs_loss": kl.detach(), "mask_rate": mask.mean(),
                       "masked_correct_rate": (mask * correct).mean(),
-                      "helpers": torch.tensor(float(len(helpers)), device=mask.device)})
+                      "helpers": present.sum() if helpers else torch.zeros((), device=mask.device)})
         return loss, stats
 
     def loss(self, nets: Nets, batch: Batch, step: Step):
