@@ -156,3 +156,17 @@ def test_large_deltas_carry_the_reasons_that_hold_for_their_method_direction_and
     assert "1 local epoch" in quick_avg
     # the epoch reason is the quick profile's; at the paper's protocol nothing known explains a gap
     assert paper_avg == fedsiam.UNEXPLAINED and pi == fedsiam.UNEXPLAINED
+
+
+def test_alpha_max_above_the_schedules_reach_trains_the_same_run(tmp_path):
+    from fssl_core.algorithms.fedsiam import ema_alpha
+    assert ema_alpha(50, 0.999) == pytest.approx(1 - 1 / 51) and ema_alpha(50, 0.9) == 0.9 and ema_alpha(0, 0.9) == 0.0
+    store = RunStore(tmp_path)
+    cells = fedsiam.table7_cells(QUICK, "cpu", datasets=["mnist"],
+                                 variants=["alpha_max=0.9", "alpha_max=0.99", "alpha_max=0.999"])
+    for cell, curve in zip(cells, ([50.0, 90.0], [52.0, 93.0], [52.0, 93.0])):
+        _fake_finished_run(store, cell.configs[0], curve, 1_000)
+    table = fedsiam.alpha_reached(cells, store).set_index("setting")
+    # quick: 50 rounds of 1 epoch, so α^k tops out at 1 − 1/51 whatever α_max above it
+    assert table.largest_alpha_reached.tolist() == [0.9, round(1 - 1 / 51, 5), round(1 - 1 / 51, 5)]
+    assert table.same_curve_as.tolist() == ["", "", "alpha_max=0.99"]

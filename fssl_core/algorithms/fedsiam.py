@@ -110,6 +110,12 @@ def _cat(*tensors: Tensor | None) -> Tensor:
     return torch.cat([t for t in tensors if t is not None])
 
 
+def ema_alpha(epochs_seen: int, alpha_max: float) -> float:
+    """α^k = min(1 − 1/(E + 1), α_max) after E local epochs (Mean Teacher's ramp). It never exceeds
+    1 − 1/(R_G·R_L + 1) in a run of R_G rounds of R_L epochs, so a larger α_max changes nothing."""
+    return min(1.0 - 1.0 / (epochs_seen + 1), alpha_max)
+
+
 class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
@@ -143,8 +149,7 @@ class FedSiam(Algorithm):
 
     def ramped_alpha(self, step: Step) -> float:
         epoch_in_round = step.local_step * self.cfg.local_epochs // max(step.local_steps, 1)
-        epochs_seen = (step.round - 1) * self.cfg.local_epochs + epoch_in_round + 1
-        return min(1.0 - 1.0 / (epochs_seen + 1), self.cfg.ema_decay)
+        return ema_alpha((step.round - 1) * self.cfg.local_epochs + epoch_in_round + 1, self.cfg.ema_decay)
 
     # --- server ------------------------------------------------------------------------------
     def init_state(self, initial: Tensors) -> State:

@@ -230,6 +230,28 @@ def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None
     return cells
 
 
+def alpha_reached(cells: list[Cell], store=None) -> pd.DataFrame:
+    """Table 7's α_max rows as run: the largest α^k each run's schedule reaches (algorithms/fedsiam.py,
+    ema_alpha) and, per run, the first other variant whose per-round accuracies are identical, i.e.
+    the α_max rows the schedule cannot tell apart."""
+    from ..algorithms.fedsiam import ema_alpha
+    from ..runs import RunStore
+    store = store or RunStore()
+    rows, curves = [], {}
+    for cell in cells:
+        if not cell.setting.startswith("alpha_max=") or not cell.configs:
+            continue
+        cfg = cell.configs[0]
+        result = store.load(cfg)
+        curve = tuple(m.get("accuracy") for m in result.metrics) if result else None
+        same = next((name for name, other in curves.items() if curve is not None and other == curve), "")
+        curves[cell.setting] = curve
+        rows.append({"dataset": cell.dataset, "setting": cell.setting, "alpha_max": cfg.ema_decay,
+                     "largest_alpha_reached": round(ema_alpha(cfg.rounds * cfg.local_epochs, cfg.ema_decay), 5),
+                     "final_accuracy": result.accuracy if result else None, "same_curve_as": same})
+    return pd.DataFrame(rows)
+
+
 def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=None, seeds=None) -> list[Cell]:
     """Table 8: FedSiam-D with the MSE (Eq. 4) or the KL (Eq. 5) consistency loss, IID and
     Non-IID-I; settings=None: the profile's scope."""
