@@ -170,3 +170,17 @@ def test_alpha_max_above_the_schedules_reach_trains_the_same_run(tmp_path):
     # quick: 50 rounds of 1 epoch, so α^k tops out at 1 − 1/51 whatever α_max above it
     assert table.largest_alpha_reached.tolist() == [0.9, round(1 - 1 / 51, 5), round(1 - 1 / 51, 5)]
     assert table.same_curve_as.tolist() == ["", "", "alpha_max=0.99"]
+
+
+def test_rankings_name_the_best_method_and_fedsiam_ds_place_per_column():
+    import pandas as pd
+    rows = [("iid", "fedsiam_d", 97.2, 98.0), ("iid", "fedfixmatch", 93.2, 98.3), ("iid", "fedavg", 95.1, 91.5),
+            ("noniid1", "fedsiam_d", 95.6, 95.4), ("noniid1", "fedfixmatch", 86.7, 92.7)]
+    frame = pd.DataFrame([{"setting": s, "labeled": "0.10", "dataset": "mnist", "method": m, "metric": "accuracy",
+                           "paper_value": p, "reproduced_value": r} for s, m, p, r in rows])
+    table = fedsiam.rankings(frame).set_index("setting")
+    assert table.loc["iid", "paper_best"] == "fedsiam_d" and table.loc["iid", "reproduced_best"] == "fedfixmatch"
+    assert table.loc["iid", "reproduced_rank_of_fedsiam_d"] == 2
+    assert table.loc["iid", "reproduced_fedsiam_d_minus_best_other"] == pytest.approx(-0.3)
+    assert table.loc["noniid1", "paper_fedsiam_d_minus_best_other"] == pytest.approx(8.9)
+    assert table.loc["noniid1", "reproduced_rank_of_fedsiam_d"] == 1

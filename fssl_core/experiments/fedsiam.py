@@ -110,7 +110,8 @@ DELTA_REASONS = (
      "not explained by a known difference: the authors scale the KL as we do (summed over classes, mean "
      "over the batch), yet their KL row sits far below their own MSE row, which our runs do not show"),
 )
-UNEXPLAINED = "no known difference explains it; a single seed (quick) is the first suspect"
+UNEXPLAINED = ("no known difference explains it; one seed (quick), where non-IID runs swing by points from "
+               "round to round, is the first suspect")
 
 
 def likely_reasons(method: str, delta: float, profile: str) -> list[str]:
@@ -127,7 +128,35 @@ def explain_large_deltas(results: pd.DataFrame, points: float = 2.0) -> pd.DataF
     table = large_deltas(results, points)
     reasons = [" · ".join(likely_reasons(r.method, r.delta, r.profile)) or UNEXPLAINED
                for r in table.itertuples()]
-    return table.assign(likely_reason=reasons)
+    columns = ["setting", "labeled", "dataset", "method", "metric", "paper_value", "reproduced_value", "delta",
+               "profile"]
+    return table[columns].assign(likely_reason=reasons)
+
+
+def rankings(results: pd.DataFrame, method: str = "fedsiam_d") -> pd.DataFrame:
+    """Per Table 5 column (setting, γ, dataset): the best method in the paper and in our runs, and
+    where `method` ranks in each (1 = best), so the paper's claim that FedSiam-D leads can be read
+    column by column."""
+    acc = results[results.metric == "accuracy"]
+    rows = []
+    for (setting, labeled, dataset), col in acc.groupby(["setting", "labeled", "dataset"], sort=False):
+        row = {"setting": setting, "labeled": labeled, "dataset": dataset}
+        for side, value in (("paper", "paper_value"), ("reproduced", "reproduced_value")):
+            ranked = col.dropna(subset=[value]).sort_values(value, ascending=False).reset_index(drop=True)
+            if ranked.empty:
+                continue
+            row[f"{side}_best"] = ranked.method[0]
+            own = ranked.index[ranked.method == method]
+            row[f"{side}_rank_of_{method}"] = int(own[0]) + 1 if len(own) else None
+            row[f"{side}_{method}_minus_best_other"] = round(
+                float(ranked[ranked.method == method][value].max() - ranked[ranked.method != method][value].max()), 2) \
+                if len(own) else None
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    for side in ("paper", "reproduced"):
+        if f"{side}_rank_of_{method}" in table:
+            table[f"{side}_rank_of_{method}"] = table[f"{side}_rank_of_{method}"].astype("Int64")
+    return table
 
 
 def fedsiam_settings(dataset: str, setting: str) -> dict:
