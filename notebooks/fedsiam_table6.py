@@ -48,7 +48,7 @@ from fssl_core.report import comparison_table, reproduce_cells, save_notebook_re
 
 run_profile = get_profile(profile)
 cells = fedsiam.table6_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
-                             labeled_ratios=labeled_ratios, seeds=seeds)
+                             labeled_ratios=labeled_ratios, seeds=seeds, metrics=("accuracy", "accuracy_last5"))
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_table6", run_profile)
 comparison_table(results)

@@ -2,6 +2,7 @@
 import math
 
 import pandas as pd
+import pytest
 
 from fssl_core.profiles import PROFILES
 from fssl_core.report import COLUMNS, merge_results, read_results, save_notebook_results
@@ -60,3 +61,14 @@ def test_a_partial_reproduction_keeps_the_other_notebooks_run_times(tmp_path, mo
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     assert record_seconds("quick", {"a": 10.04, "b": 20.0}) == {"a": 10.0, "b": 20.0}
     assert record_seconds("quick", {"b": 5.0}) == {"a": 10.0, "b": 5.0}      # `--only b` keeps a's
+
+
+def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
+    from fssl_core.config import RunConfig
+    from fssl_core.report import METRICS
+    from fssl_core.runs import RunResult
+    metrics = [{"round": r, "accuracy": a} for r, a in enumerate([10.0, 90.0, 92.0, 96.0, 89.0, 95.0, 93.0], 1)]
+    metrics.insert(3, {"round": 99})                      # a round without evaluation counts not
+    run = RunResult(RunConfig(), metrics, {"status": "ok", "accuracy": 93.0})
+    assert METRICS["accuracy_last5"](run) == pytest.approx((92 + 96 + 89 + 95 + 93) / 5)
+    assert METRICS["accuracy_last5"](RunResult(RunConfig(), metrics, {"status": "diverged"})) is None

@@ -212,7 +212,7 @@ def table5_cells(profile: Profile, device: str, methods, settings=None, datasets
 
 
 def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=None,
-                 datasets=DATASETS, labeled_ratios=None, seeds=None) -> list[Cell]:
+                 datasets=DATASETS, labeled_ratios=None, seeds=None, metrics=("accuracy",)) -> list[Cell]:
     """Table 6, labels-at-server: γ|D| labeled samples at the server, trained on before each round
     (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients.
     settings, labeled_ratios = None: the profile's scope."""
@@ -224,8 +224,9 @@ def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings
         if setting not in TABLE6_SETTINGS:
             raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
     return [_cell("table6", setting, gamma, dataset, method,
-                  paper_config(dataset, TABLE6_SETTINGS[setting], gamma, method, device), profile, seeds, SEEDS)
-            for gamma in labeled_ratios for setting in settings for dataset in datasets for method in methods]
+                  paper_config(dataset, TABLE6_SETTINGS[setting], gamma, method, device), profile, seeds, SEEDS, m)
+            for gamma in labeled_ratios for setting in settings for dataset in datasets for method in methods
+            for m in metrics]
 
 
 # Table 7: one hyperparameter varied at a time around FedSiam-D's defaults (IID, γ = 0.10).
