@@ -184,3 +184,12 @@ def test_rankings_name_the_best_method_and_fedsiam_ds_place_per_column():
     assert table.loc["iid", "reproduced_fedsiam_d_minus_best_other"] == pytest.approx(-0.3)
     assert table.loc["noniid1", "paper_fedsiam_d_minus_best_other"] == pytest.approx(8.9)
     assert table.loc["noniid1", "reproduced_rank_of_fedsiam_d"] == 1
+
+
+def test_group_margins_compare_the_best_of_each_group_per_column():
+    import pandas as pd
+    rows = [("fedsiam_pi", 96.2, 98.0), ("fedsiam_mt", 95.8, 97.8), ("fedfixmatch", 96.0, 98.3), ("fedmatch", 96.1, 92.1)]
+    frame = pd.DataFrame([{"setting": "server_iid", "labeled": "0.10", "dataset": "mnist", "method": m,
+                           "metric": "accuracy", "paper_value": p, "reproduced_value": r} for m, p, r in rows])
+    (row,) = fedsiam.group_margins(frame).to_dict("records")
+    assert row["paper_margin"] == pytest.approx(0.1) and row["reproduced_margin"] == pytest.approx(-0.3)

@@ -133,6 +133,23 @@ def explain_large_deltas(results: pd.DataFrame, points: float = 2.0) -> pd.DataF
     return table[columns].assign(likely_reason=reasons)
 
 
+def group_margins(results: pd.DataFrame, ours=("fedsiam_pi", "fedsiam_mt"),
+                  theirs=("fedfixmatch", "fedmatch")) -> pd.DataFrame:
+    """Per table column (setting, γ, dataset): the best accuracy among `ours` minus the best among
+    `theirs`, in the paper and in our runs (Table 6's claim: the siamese methods beat the FixMatch-
+    based ones in both label-at-server settings)."""
+    acc = results[results.metric == "accuracy"]
+    rows = []
+    for (setting, labeled, dataset), col in acc.groupby(["setting", "labeled", "dataset"], sort=False):
+        row = {"setting": setting, "labeled": labeled, "dataset": dataset}
+        for side, value in (("paper", "paper_value"), ("reproduced", "reproduced_value")):
+            a = col[col.method.isin(ours)][value].max()
+            b = col[col.method.isin(theirs)][value].max()
+            row[f"{side}_margin"] = round(float(a - b), 2) if pd.notna(a) and pd.notna(b) else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def rankings(results: pd.DataFrame, method: str = "fedsiam_d") -> pd.DataFrame:
     """Per Table 5 column (setting, γ, dataset): the best method in the paper and in our runs, and
     where `method` ranks in each (1 = best), so the paper's claim that FedSiam-D leads can be read
