@@ -76,7 +76,8 @@ def _fake_finished_run(store: RunStore, cfg: RunConfig, accuracies: list[float],
                                                "upload_bytes": upload_bytes, "download_bytes": 0}))
 
 
-def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path):
+def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path, monkeypatch):
+    monkeypatch.setattr("fssl_core.report.dataset_available", lambda name: True)   # the runs are faked: no data read
     store = RunStore(tmp_path)
     a, b = RunConfig(rounds=2, seed=1), RunConfig(rounds=2, seed=2)
     _fake_finished_run(store, a, [50.0, 90.0], 3_000_000)
