@@ -44,8 +44,7 @@ def cmd_bench(args) -> None:
 
 
 def cmd_reproduce(args) -> None:
-    from .reproduce import reproduce
-    from .reproduce import parse_parameters
+    from .reproduce import parse_parameters, reproduce
     reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param))
 
 

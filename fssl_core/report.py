@@ -79,10 +79,10 @@ METRICS: dict[str, Callable[[RunResult], float | None]] = {
     # the highest test accuracy of the run's curve and its round: papers that claim "highest
     # converged accuracy" or "rounds to best" report these; never used to select a model
     "best_accuracy": lambda r: r.summary["best_accuracy"],
+    "best_round": lambda r: r.summary["best_round"],
     # the mean test accuracy of the last five evaluated rounds: how far one seed's final round may
     # sit from where its curve is (not a paper's metric; FedSiam's notebooks show it beside accuracy)
-    "accuracy_last5": lambda r: _last_mean(r, "accuracy", 5) if r.status == "ok" else None,
-    "best_round": lambda r: r.summary["best_round"],
+    "accuracy_last5": lambda r: _round_mean(r, "accuracy", last=5) if r.status == "ok" else None,
     # SemiFL / FedAnchor pseudo-labelling, averaged over the run's rounds (FedAnchor Figs. 2-3, 9):
     # accuracy (%) of the pseudo-labels that passed the threshold, and samples passing per client
     "pseudo_label_accuracy": lambda r: _round_mean(r, "pseudo_label_accuracy"),
@@ -95,13 +95,9 @@ METRICS: dict[str, Callable[[RunResult], float | None]] = {
 }
 
 
-def _last_mean(result: RunResult, key: str, count: int) -> float | None:
-    values = [m[key] for m in result.metrics if key in m][-count:]
-    return float(np.mean(values)) if values else None
-
-
-def _round_mean(result: RunResult, key: str) -> float | None:
-    values = [m[key] for m in result.metrics if key in m]
+def _round_mean(result: RunResult, key: str, last: int | None = None) -> float | None:
+    """The mean of `key` over the rounds that logged it (the `last` of them, if given)."""
+    values = [m[key] for m in result.metrics if key in m][-last if last else None:]
     return float(np.mean(values)) if values else None
 
 

@@ -299,8 +299,8 @@ class FedMatch(Algorithm):
         theta = compose(nets["sigma"], nets["psi"], freeze_sigma=True)
         logits = self.ctx.apply(theta, torch.cat([unlabeled.weak(), unlabeled.strong()]))
         logits_weak, logits_strong = logits[:n], logits[n:]
-        helpers = [nets[k] for k in sorted(nets) if k.startswith("helper") and k != "helper_slots"]
-        present = nets["helper_slots"]["present"] if helpers else None
+        present = nets["helper_slots"]["present"] if "helper_slots" in nets else None   # a helper round
+        helpers = [] if present is None else [nets[f"helper{j}"] for j in range(len(present))]
         with torch.no_grad():      # p*_θhj: frozen helpers, eval mode
             helper_probs = [self.ctx.apply(h, unlabeled.weak(), train=False).softmax(1) for h in helpers]
         pseudo, mask = agreement_pseudo_labels(logits_weak.detach().softmax(1), helper_probs,

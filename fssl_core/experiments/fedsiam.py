@@ -49,21 +49,12 @@ FIGURE5_SETTINGS = ("iid", "noniid1", "noniid2")
 FIGURE5_METHODS = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_d")
 TABLE5_LABELED_RATIOS = (0.10, 0.15, 0.20)
 TABLE6_LABELED_RATIOS = (0.01, 0.10)
-# What the quick profile sweeps when a notebook leaves it to the profile (None): every MNIST cell
-# of Tables 5-8 and Figures 5-6, which the cohort trainer brings within a few CPU-hours (Table 5 is
-# the largest: 80 runs, ~3 h on 2 cores). Cells shared between notebooks (e.g. Table 5's IID
-# FedSiam-D is Table 7's "siamese=yes", Table 8's MSE and Figure 6's μ = 0.5) train once.
-QUICK_SCOPE = {
-    "table5_settings": TABLE5_SETTINGS,
-    "table5_labeled_ratios": TABLE5_LABELED_RATIOS,
-    "table6_settings": tuple(TABLE6_SETTINGS),
-    "table6_labeled_ratios": TABLE6_LABELED_RATIOS,
-    "table7_variants": ("siamese=no", "siamese=yes", "alpha_max=0.9", "alpha_max=0.99", "alpha_max=0.999",
-                        "alpha_max=0.9999", "quantile_curve=linear", "quantile_curve=rectangle"),
-    "table8_settings": ("iid", "noniid1"),
-    "figure5_settings": FIGURE5_SETTINGS,
-    "figure6_mus": FIGURE6_MUS,
-}
+# What a table sweeps when a notebook leaves it to the profile (None): at quick, as at paper, the
+# paper's whole list, i.e. every MNIST cell of Tables 5-8 and Figures 5-6, which the cohort trainer
+# brings within a few CPU-hours (Table 5 is the largest: 80 runs, ~3 h on 2 cores). Cells shared
+# between notebooks (e.g. Table 5's IID FedSiam-D is Table 7's "siamese=yes", Table 8's MSE and
+# Figure 6's μ = 0.5) train once.
+#
 # What smoke sweeps: CI runs every notebook at smoke to check the wiring, so one slice per table.
 SMOKE_SCOPE = {
     "table5_settings": ("iid",),
@@ -79,7 +70,7 @@ SMOKE_SCOPE = {
 
 
 def _scope(profile: Profile, key: str, full) -> list:
-    return profile.scope(full, QUICK_SCOPE[key], SMOKE_SCOPE[key])
+    return profile.scope(full, full, SMOKE_SCOPE[key])
 
 
 # Likely reasons for a cell more than 2 points from the paper, each (methods or None for any,
@@ -133,43 +124,44 @@ def explain_large_deltas(results: pd.DataFrame, points: float = 2.0) -> pd.DataF
     return table[columns].assign(likely_reason=reasons)
 
 
-def group_margins(results: pd.DataFrame, ours=("fedsiam_pi", "fedsiam_mt"),
-                  theirs=("fedfixmatch", "fedmatch")) -> pd.DataFrame:
-    """Per table column (setting, γ, dataset): the best accuracy among `ours` minus the best among
-    `theirs`, in the paper and in our runs (Table 6's claim: the siamese methods beat the FixMatch-
-    based ones in both label-at-server settings)."""
+def _per_column(results: pd.DataFrame, measure) -> pd.DataFrame:
+    """One row per table column (setting, γ, dataset) of the accuracy cells, with what
+    `measure(column, side, value_field)` returns for the paper's values and for ours."""
     acc = results[results.metric == "accuracy"]
     rows = []
     for (setting, labeled, dataset), col in acc.groupby(["setting", "labeled", "dataset"], sort=False):
         row = {"setting": setting, "labeled": labeled, "dataset": dataset}
         for side, value in (("paper", "paper_value"), ("reproduced", "reproduced_value")):
-            a = col[col.method.isin(ours)][value].max()
-            b = col[col.method.isin(theirs)][value].max()
-            row[f"{side}_margin"] = round(float(a - b), 2) if pd.notna(a) and pd.notna(b) else None
+            row.update(measure(col, side, value))
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def group_margins(results: pd.DataFrame, ours=("fedsiam_pi", "fedsiam_mt"),
+                  theirs=("fedfixmatch", "fedmatch")) -> pd.DataFrame:
+    """Per table column: the best accuracy among `ours` minus the best among `theirs`, in the paper
+    and in our runs (Table 6's claim: the siamese methods beat the FixMatch-based ones in both
+    label-at-server settings)."""
+    def margin(col, side, value):
+        a, b = col[col.method.isin(ours)][value].max(), col[col.method.isin(theirs)][value].max()
+        return {f"{side}_margin": round(float(a - b), 2) if pd.notna(a) and pd.notna(b) else None}
+    return _per_column(results, margin)
+
+
 def rankings(results: pd.DataFrame, method: str = "fedsiam_d") -> pd.DataFrame:
-    """Per Table 5 column (setting, γ, dataset): the best method in the paper and in our runs, and
-    where `method` ranks in each (1 = best), so the paper's claim that FedSiam-D leads can be read
-    column by column."""
-    acc = results[results.metric == "accuracy"]
-    rows = []
-    for (setting, labeled, dataset), col in acc.groupby(["setting", "labeled", "dataset"], sort=False):
-        row = {"setting": setting, "labeled": labeled, "dataset": dataset}
-        for side, value in (("paper", "paper_value"), ("reproduced", "reproduced_value")):
-            ranked = col.dropna(subset=[value]).sort_values(value, ascending=False).reset_index(drop=True)
-            if ranked.empty:
-                continue
-            row[f"{side}_best"] = ranked.method[0]
-            own = ranked.index[ranked.method == method]
-            row[f"{side}_rank_of_{method}"] = int(own[0]) + 1 if len(own) else None
-            row[f"{side}_{method}_minus_best_other"] = round(
-                float(ranked[ranked.method == method][value].max() - ranked[ranked.method != method][value].max()), 2) \
-                if len(own) else None
-        rows.append(row)
-    table = pd.DataFrame(rows)
+    """Per Table 5 column: the best method in the paper and in our runs, where `method` ranks in
+    each (1 = best) and its margin over the best other method, so the paper's claim that FedSiam-D
+    leads can be read column by column."""
+    def rank(col, side, value):
+        ranked = col.dropna(subset=[value]).sort_values(value, ascending=False).reset_index(drop=True)
+        if ranked.empty:
+            return {}
+        own, others = ranked[ranked.method == method], ranked[ranked.method != method]
+        return {f"{side}_best": ranked.method[0],
+                f"{side}_rank_of_{method}": int(own.index[0]) + 1 if len(own) else None,
+                f"{side}_{method}_minus_best_other":
+                    round(float(own[value].max() - others[value].max()), 2) if len(own) else None}
+    table = _per_column(results, rank)
     for side in ("paper", "reproduced"):
         if f"{side}_rank_of_{method}" in table:
             table[f"{side}_rank_of_{method}"] = table[f"{side}_rank_of_{method}"].astype("Int64")
