@@ -51,7 +51,7 @@ TABLE5_LABELED_RATIOS = (0.10, 0.15, 0.20)
 TABLE6_LABELED_RATIOS = (0.01, 0.10)
 # What a table sweeps when a notebook leaves it to the profile (None): at quick, as at paper, the
 # paper's whole list, i.e. every MNIST cell of Tables 5-8 and Figures 5-6, which the cohort trainer
-# brings within a few CPU-hours (Table 5 is the largest: 80 runs, ~3 h on 2 cores). Cells shared
+# brings within a few CPU-hours (Table 5 is the largest: 80 runs of 1-15 min each). Cells shared
 # between notebooks (e.g. Table 5's IID FedSiam-D is Table 7's "siamese=yes", Table 8's MSE and
 # Figure 6's μ = 0.5) train once.
 #
