@@ -162,14 +162,20 @@ def noniid1_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     every shard is pure, so every client has at most 2 classes and exactly |D|/K samples.
     """
     name = 'noniid1'
+    splits, rng = _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client)
+    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+
+
+def _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client):
+    """Non-IID-I's per-client (labeled, unlabeled) splits and the generator after drawing them;
+    Non-IID-II starts from the same draws so that its labeled sets are Non-IID-I's."""
     labels = _check_labels(name, labels, num_classes)
     _check_clients(name, num_clients, labels.size)
     _check_fraction(name, 'labeled_ratio', labeled_ratio)
     _check_shards(name, classes_per_client, num_clients, labels.size)
     rng = _rng(_where(name), seed)
     clients = _shards(labels, np.arange(labels.size), num_clients, classes_per_client, rng)
-    splits = _label_within(clients, np.full(num_clients, labeled_ratio), rng)
-    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+    return _label_within(clients, np.full(num_clients, labeled_ratio), rng), rng
 
 
 def noniid2_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -189,14 +195,7 @@ def noniid2_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     which is what one labeled split shared by both settings gives.
     """
     name = 'noniid2'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_fraction(name, 'labeled_ratio', labeled_ratio)
-    _check_shards(name, classes_per_client, num_clients, labels.size)
-    rng = _rng(_where(name), seed)
-    # the same draws, in the same order, as noniid1_partition: the labeled sets coincide
-    clients = _shards(labels, np.arange(labels.size), num_clients, classes_per_client, rng)
-    splits = _label_within(clients, np.full(num_clients, labeled_ratio), rng)
+    splits, rng = _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client)
     pooled = rng.permutation(np.concatenate([unl for _, unl in splits]))
     cuts = np.cumsum([unl.size for _, unl in splits])[:-1]
     splits = [(lab, unl) for (lab, _), unl in zip(splits, np.split(pooled, cuts))]
