@@ -194,3 +194,23 @@ def test_group_margins_compare_the_best_of_each_group_per_column():
                            "metric": "accuracy", "paper_value": p, "reproduced_value": r} for m, p, r in rows])
     (row,) = fedsiam.group_margins(frame).to_dict("records")
     assert row["paper_margin"] == pytest.approx(0.1) and row["reproduced_margin"] == pytest.approx(-0.3)
+
+
+def test_large_deltas_show_the_same_cell_measured_at_the_paper_protocol():
+    import pandas as pd
+
+    def frame(rows, profile):
+        return pd.DataFrame([{"setting": s, "labeled": "0.10", "dataset": "mnist", "method": m, "metric": "accuracy",
+                              "paper_value": p, "reproduced_value": r, "reproduced_std": float("nan"), "n_runs": 1,
+                              "profile": profile, "device": "cpu", "status": "reduced"} for s, m, p, r in rows])
+    quick = frame([("iid", "fedavg", 95.13, 91.46), ("noniid1", "fedsiam_pi", 95.35, 91.51),
+                   ("noniid1", "fedsiam_mt", 94.95, 91.84)], "quick")
+    # the paper-protocol results hold fedavg's IID cell, fedsiam_pi's Non-IID-I cell, a cell with no quick
+    # counterpart and one that needs data (no value)
+    paper = frame([("iid", "fedavg", 95.13, 96.93), ("noniid1", "fedsiam_pi", 95.35, 94.80),
+                   ("iid", "fedsiam_d", 97.22, 98.66), ("noniid1", "fedsiam_mt", 94.95, float("nan"))], "paper")
+    table = fedsiam.explain_large_deltas(quick, at_paper_protocol=paper)
+    assert list(table.method) == ["fedavg", "fedsiam_pi", "fedsiam_mt"]
+    assert table.at_paper_protocol.tolist()[:2] == [96.93, 94.80] and pd.isna(table.at_paper_protocol.iloc[2])
+    assert table.reproduced_value.tolist() == [91.46, 91.51, 91.84]          # the reduced values stay
+    assert "at_paper_protocol" not in fedsiam.explain_large_deltas(quick).columns

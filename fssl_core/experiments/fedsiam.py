@@ -114,14 +114,27 @@ def likely_reasons(method: str, delta: float, profile: str) -> list[str]:
             and (profiles is None or profile in profiles)]
 
 
-def explain_large_deltas(results: pd.DataFrame, points: float = 2.0) -> pd.DataFrame:
-    """The cells more than `points` from the paper, each with its likely reasons (or UNEXPLAINED)."""
+def explain_large_deltas(results: pd.DataFrame, points: float = 2.0,
+                         at_paper_protocol: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The cells more than `points` from the paper, each with its likely reasons (or UNEXPLAINED).
+
+    `at_paper_protocol`: results of the same cells run at the paper's own protocol (e.g. a notebook's
+    headline); where a cell has one, its value there is shown beside the reduced one, so the reader
+    sees how much of the gap the reduced profile accounts for."""
     table = large_deltas(results, points)
     reasons = [" · ".join(likely_reasons(r.method, r.delta, r.profile)) or UNEXPLAINED
                for r in table.itertuples()]
     columns = ["setting", "labeled", "dataset", "method", "metric", "paper_value", "reproduced_value", "delta",
                "profile"]
-    return table[columns].assign(likely_reason=reasons)
+    table = table[columns].assign(likely_reason=reasons)
+    if at_paper_protocol is None or at_paper_protocol.empty:
+        return table
+    key = ["setting", "labeled", "dataset", "method", "metric"]
+    measured = at_paper_protocol.dropna(subset=["reproduced_value"])[key + ["reproduced_value"]]
+    measured = measured.rename(columns={"reproduced_value": "at_paper_protocol"})
+    merged = table.merge(measured.drop_duplicates(key), on=key, how="left")
+    merged.index = table.index
+    return merged[columns + ["at_paper_protocol", "likely_reason"]]
 
 
 def _per_column(results: pd.DataFrame, measure) -> pd.DataFrame:
