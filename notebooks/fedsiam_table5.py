@@ -135,8 +135,8 @@ save_figure(fig, "fedsiam_table5", run_profile.name)
 
 # %% [markdown]
 # ## Non-IID-I at the paper's protocol
-# At `quick`, Non-IID-I leaves FedAvg, FedAvg+, FedSem and (by 3-4 points) FedSiam-Π and -MT far
-# below the paper. The same cells at Table 2's protocol (5 local epochs), with the headline's seeds,
+# At `quick`, Non-IID-I leaves FedAvg, FedAvg+ and FedSem far below the paper, and FedSiam-Π and -MT
+# a few points below it at every γ. The same cells at Table 2's protocol (5 local epochs), with the headline's seeds,
 # show how much of each gap the reduced profile accounts for; the table of large gaps below puts
 # them beside the quick values (`at_paper_protocol`).
 

@@ -87,6 +87,9 @@ DELTA_REASONS = (
      "FedSem labels every unlabeled sample once, with the global model of the last phase-1 round; quick's one "
      "epoch leaves that model weak (and, under non-IID, swinging from round to round), so phase 2 trains on "
      "many wrong labels (its train_pseudo_label_accuracy per round is in the run's metrics)"),
+    (("fedsiam_pi", "fedsiam_mt"), "below", ("quick", "smoke"),
+     "quick runs 1 local epoch instead of Table 2's 5; the notebook runs Non-IID-I at γ = 0.10 at the paper's "
+     "protocol too (at_paper_protocol), which measures how much of the gap this accounts for"),
     (("fedfixmatch",), "above", _ANY,
      "the authors' FedFixMatch never trains on its unlabeled loss (their code rebuilds the strong-view logits "
      "as a detached Variable; see algorithms/fedfixmatch.py), so their row is FedAvg+ on the labels; ours "
