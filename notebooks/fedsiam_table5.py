@@ -136,14 +136,14 @@ save_figure(fig, "fedsiam_table5", run_profile.name)
 # %% [markdown]
 # ## Non-IID-I at the paper's protocol
 # At `quick`, Non-IID-I leaves FedAvg, FedAvg+ and FedSem far below the paper, and FedSiam-Π and -MT
-# a few points below it at every γ. The same cells at Table 2's protocol (5 local epochs), with the headline's seeds,
-# show how much of each gap the reduced profile accounts for; the table of large gaps below puts
-# them beside the quick values (`at_paper_protocol`).
+# a few points below it at every γ. The same cells at Table 2's protocol (5 local epochs), with the
+# headline's seeds, show how much of each gap the reduced profile accounts for; the table of large
+# gaps below puts them beside the quick values (`at_paper_protocol`).
 
 # %%
 check_cells = fedsiam.table5_cells(headline, device, methods=protocol_check_methods,
                                    settings=protocol_check_settings, datasets=["mnist"], labeled_ratios=[0.10],
-                                   seeds=headline_seeds) if protocol_check_settings else []
+                                   seeds=headline_seeds)
 check_results = reproduce_cells(check_cells, headline, device)
 paper_protocol = pd.concat([headline_results, check_results], ignore_index=True)
 save_notebook_results(pd.concat([results, paper_protocol], ignore_index=True), "fedsiam_table5", run_profile)
