@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real data: $FSSL_DATA if set, else the shared offline copy beside the checkout, else ./data.
 export FSSL_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),$(CURDIR)/data)
-PROFILE ?= quick
+PROFILE ?= headline
 
 .PHONY: reproduce test
 

@@ -10,6 +10,7 @@ import json
 import sys
 
 from .config import ConfigError, RunConfig
+from .profiles import PROFILES
 
 
 def _pairs(items: list[str]) -> dict[str, str]:
@@ -45,7 +46,11 @@ def cmd_bench(args) -> None:
 
 def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
-    reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param))
+    try:
+        reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param))
+    except KeyboardInterrupt:
+        print("\n[reproduce] interrupted: every worker stopped; run the same command again to resume", file=sys.stderr)
+        raise SystemExit(130)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser("bench", help="seconds per round of FedAvg on the papers' CNNs, per device")
     bench.add_argument("pairs", nargs="*", metavar="key=value")
     bench.set_defaults(func=cmd_bench)
-    rep = sub.add_parser("reproduce", help="run the notebooks with papermill and write results/REPORT.md")
-    rep.add_argument("--profile", default="quick", choices=("smoke", "quick", "paper"))
+    rep = sub.add_parser("reproduce", help="plan and train the notebooks' runs, execute the notebooks with papermill, "
+                                           "write the report")
+    rep.add_argument("--profile", default="headline", choices=tuple(PROFILES),
+                     help="headline (default): each paper's headline cells, ~20 min on a 2-core CPU; quick: every "
+                          "cell a CPU affords at a reduced protocol; paper: the papers' protocols; smoke: wiring only")
     rep.add_argument("--only", default=None, help="glob over notebook names, e.g. 'fedsiam_*'")
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     rep.add_argument("--param", action="append", default=[], metavar="name=value",

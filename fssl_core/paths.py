@@ -25,11 +25,15 @@ def runs_dir() -> Path:
     return Path(os.environ["FSSL_RUNS"]) if "FSSL_RUNS" in os.environ else project_root() / "runs"
 
 
+# Profiles whose outputs are kept apart from the committed results: smoke's are wiring checks, and
+# headline's a slice of quick's runs that must never shrink quick's tables.
+SEPARATE_PROFILES = ("smoke", "headline")
+
+
 def results_dir(profile: str) -> Path:
-    """Smoke outputs are wiring checks, kept apart so they never overwrite real results."""
     base = project_root() / "results"
-    return base / "smoke" if profile == "smoke" else base
+    return base / profile if profile in SEPARATE_PROFILES else base
 
 
 def figures_dir(profile: str) -> Path:
-    return results_dir("smoke") / "figures" if profile == "smoke" else project_root() / "figures"
+    return results_dir(profile) / "figures" if profile in SEPARATE_PROFILES else project_root() / "figures"

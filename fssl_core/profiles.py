@@ -1,6 +1,9 @@
 """Run profiles: how much of a paper's protocol a notebook runs.
 
 - smoke: seconds; checks the wiring only (nbval runs every notebook at this profile).
+- headline: the default main job: quick's protocol on each paper's headline cells only, so a
+  2-core CPU answers each paper's headline question in under half an hour (its runs are quick's
+  runs, shared with a later quick reproduction through the run store).
 - quick: minutes on a 2-core CPU for MNIST-class data; fewer seeds, the cell's own reductions
   (e.g. one local epoch) and, by default, a slice of what a table sweeps (`scope`). Every row it
   produces is labeled "reduced".
@@ -23,6 +26,7 @@ class Profile:
     max_seeds: int | None                 # how many of the paper's seeds to run; None: all of them
     overrides: dict[str, Any] = field(default_factory=dict)   # forced on every config
     status: str = REDUCED                 # what its report rows say about their protocol
+    protocol: str = "quick"               # whose settings a cell runs: "quick" (the cell's reductions) or "paper"
 
     def seeds(self, paper_seeds: list[int]) -> list[int]:
         return list(paper_seeds if self.max_seeds is None else paper_seeds[:self.max_seeds])
@@ -32,25 +36,33 @@ class Profile:
         """The configs this profile runs for one table cell; `quick` are the cell's own reductions,
         applied by the quick profile and, under its own overrides, by smoke (a smoke run is a
         shortened quick run, e.g. never the paper's large model on a CPU)."""
-        changes = dict(quick or {}) if self.name in ("quick", "smoke") else {}
+        changes = dict(quick or {}) if self.protocol == "quick" else {}
         changes.update(self.overrides)
         return tuple(paper_config.replace(seed=s, **changes) for s in self.seeds(paper_seeds))
 
-    def scope(self, full, quick, smoke=None) -> list:
+    def scope(self, full, quick, smoke=None, headline=None) -> list:
         """What a table sweeps when the notebook leaves it to the profile: the paper's whole list,
         at quick the slice whose cells a 2-core CPU affords (for FedSiam: every MNIST cell), at smoke
         the `smoke` slice when given (CI runs every notebook at smoke; a few cells check the wiring),
+        at headline the `headline` slice when given (the cells of the paper's headline claim);
         else the quick one. A notebook parameter set to a list overrides it."""
         if self.name == "paper":
             return list(full)
-        return list(smoke if self.name == "smoke" and smoke is not None else quick)
+        own = {"smoke": smoke, "headline": headline}.get(self.name)
+        return list(quick if own is None else own)
+
+    def at_paper_protocol(self) -> "Profile":
+        """The profile of a notebook's paper-protocol checks: the paper's, except under smoke, which
+        shortens every run it starts (one knob: `--profile smoke` never trains a paper-length run)."""
+        return self if self.name == "smoke" else PROFILES["paper"]
 
 
 PROFILES = {
     "smoke": Profile("smoke", max_seeds=1,
                      overrides={"rounds": 2, "clients_per_round": 2, "local_epochs": 1}),
+    "headline": Profile("headline", max_seeds=1),
     "quick": Profile("quick", max_seeds=1),
-    "paper": Profile("paper", max_seeds=None, status=OK),
+    "paper": Profile("paper", max_seeds=None, status=OK, protocol="paper"),
 }
 
 

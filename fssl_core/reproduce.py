@@ -1,13 +1,21 @@
-"""The main job: execute every notebook with papermill at one profile, then merge their results.
+"""The main job: plan, train, then execute every notebook with papermill at one profile and merge
+their results.
 
-Each notebook writes results/<notebook>.csv (paper beside reproduced) and its figures; executed
-copies go to results/notebooks/ (results/smoke/notebooks/ for the smoke profile). Runs already
-in the run store are read back, so an interrupted reproduction resumes where it stopped.
+1. Plan (plan.py): each notebook's `plan` cell says which runs it reads; the job prints how many
+   runs it will train, how many it reads back, and how long the training should take here.
+2. Train: every pending run of every notebook in one pool of worker processes, under one
+   progress display (runs done / total, rounds of the runs in flight, ETA, each run's accuracy).
+3. Execute the notebooks, headline notebooks first: they read their runs back from the store.
+   Each writes results/<notebook>.csv (paper beside reproduced) and its figures; executed copies
+   go to the profile's results folder (paths.results_dir).
+Runs already in the run store are read back, so an interrupted reproduction resumes where it
+stopped; an interrupt stops every worker and kernel.
 """
 from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,14 +26,22 @@ from .report import merge_results
 from .runs import atomic_write_text
 
 PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
+# One notebook per paper whose cells answer the paper's headline question: these run first, and they
+# are all the default `headline` profile runs.
+HEADLINE_NOTEBOOKS = ("fedsiam_table5", "fedmix_streaming_fmnist", "fedanchor_fmnist")
 
 
-def notebooks(only: str | None = None) -> list[Path]:
-    found = sorted((project_root() / "notebooks").glob("*.ipynb"))
+def notebooks(only: str | None = None, profile: str = "quick") -> list[Path]:
+    """The notebooks a reproduction at `profile` executes, headline notebooks first."""
+    found = sorted((project_root() / "notebooks").glob("*.ipynb"),
+                   key=lambda nb: (nb.stem not in HEADLINE_NOTEBOOKS,
+                                   HEADLINE_NOTEBOOKS.index(nb.stem) if nb.stem in HEADLINE_NOTEBOOKS else 0, nb.stem))
+    if profile == "headline":
+        found = [nb for nb in found if nb.stem in HEADLINE_NOTEBOOKS]
     if only is not None:
         found = [nb for nb in found if fnmatch.fnmatch(nb.stem, only)]
         if not found:
-            raise ConfigError(f"reproduce: only={only!r}: matches no notebook in notebooks/")
+            raise ConfigError(f"reproduce: only={only!r}: matches no notebook of profile {profile!r} in notebooks/")
     return found
 
 
@@ -56,15 +72,22 @@ def parse_parameters(items: list[str]) -> dict[str, Any]:
     return parameters
 
 
-def reproduce(profile: str = "quick", only: str | None = None, device: str = "cpu",
-              parameters: dict[str, Any] | None = None) -> Path:
-    """Execute the notebooks matching `only` at `profile` on `device`; `parameters` override
-    notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep of one
-    table with --only)."""
+def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
+              parameters: dict[str, Any] | None = None, workers: int | None = None) -> Path:
+    """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
+    override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
+    of one table with --only)."""
     import papermill
 
+    from .data.datasets import data_root
+    from .plan import plan_job
+    from .runs import RunStore, default_workers, run_all
+
+    # kernels run in notebooks/: they must see the data and outputs the job sees
+    os.environ["FSSL_DATA"] = str(data_root().resolve())
+    os.environ["FSSL_PROJECT"] = str(project_root())
     parameters = dict(parameters or {})
-    selected = notebooks(only)
+    selected = notebooks(only, profile)
     for nb in selected:      # check every notebook before running any
         declared = papermill.inspect_notebook(str(nb))
         missing = [p for p in PARAMETERS_PASSED if p not in declared]
@@ -75,16 +98,27 @@ def reproduce(profile: str = "quick", only: str | None = None, device: str = "cp
         if unknown:
             raise ConfigError(f"reproduce: --param {', '.join(unknown)}: not a parameter of {nb.name} "
                               f"(its parameters: {', '.join(declared)})")
+    injected = {**parameters, "profile": profile, "device": device}
+    store = RunStore()
+    print(f"[reproduce] profile={profile} device={device} data={os.environ['FSSL_DATA']} runs={store.root}",
+          flush=True)
+    job = plan_job(selected, injected, store, reference=profile != "smoke")
+    workers = default_workers(job.pending) if workers is None else workers
+    print(job.describe(workers), flush=True)
+    run_all(job.pending, store=store, workers=workers, estimate=job.estimate)
+
     out_dir = results_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)
     seconds: dict[str, float] = {}
-    for nb in selected:
-        print(f"[reproduce] {nb.name} profile={profile} device={device} {parameters or ''}", flush=True)
+    for i, nb in enumerate(selected, 1):
+        print(f"[notebook {i}/{len(selected)}] {nb.stem}", end="", flush=True)
         start = time.perf_counter()
-        papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent),
-                                   parameters={**parameters, "profile": profile, "device": device},
-                                   progress_bar=False)
+        papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent), parameters=injected,
+                                   progress_bar=False, log_output=False,
+                                   # the kernel's warning about its local TCP socket is noise to a reader
+                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])
         seconds[nb.stem] = time.perf_counter() - start
+        print(f" {seconds[nb.stem]:.0f} s", flush=True)
     report = merge_results(profile, record_seconds(profile, seconds))
     print(f"[reproduce] report: {report}")
     return report

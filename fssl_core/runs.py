@@ -165,24 +165,32 @@ class RunStore:
 
 
 def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progress: bool = True,
-            workers: int | None = None) -> list[RunResult]:
+            workers: int | None = None, estimate: dict[str, float] | None = None) -> list[RunResult]:
     """The local executor: run every config not yet in the store; return all results in order.
 
     Runs are independent and their results live only in their own directories, so they can run in
     any order, in parallel here (`workers` processes, default $FSSL_WORKERS, else one per CPU core
     for CPU runs and one for CUDA runs) or on a cluster, and the store merges them by directory.
+    `estimate` (run id -> seconds) weights the progress display's ETA; an interrupt (Ctrl-C, SIGTERM)
+    stops every worker, and the next call resumes each run from its checkpoint.
     """
+    from .progress import JobProgress
+
     store = store or RunStore()
     configs = list(configs)
     pending = list({c.run_id: c for c in configs if store.load(c) is None}.values())
     workers = default_workers(pending) if workers is None else workers
-    if workers > 1 and len(pending) > 1:
-        _run_in_processes(pending, store, min(workers, len(pending)), progress)
-    else:
-        for i, cfg in enumerate(pending, 1):
-            if progress:
-                print(f"[run {i}/{len(pending)}] {describe(cfg)}", file=sys.stderr, flush=True)
-            store.execute(cfg, progress=progress)
+    job = JobProgress(pending, store, estimate, enabled=progress)
+    try:
+        with _sigterm_as_interrupt():
+            if workers > 1 and len(pending) > 1:
+                _run_in_processes(pending, store, min(workers, len(pending)), job)
+            else:
+                for cfg in pending:
+                    job.poll([cfg])
+                    job.finished(cfg, store.execute(cfg, progress=False, after_round=lambda r: job.poll([cfg])).summary)
+    finally:
+        job.close()
     return [store.execute(cfg, progress=False) for cfg in configs]   # all finished: read back
 
 
@@ -194,22 +202,73 @@ def default_workers(configs: list[RunConfig]) -> int:
     return os.cpu_count() or 1
 
 
-def _run_in_processes(configs: list[RunConfig], store: RunStore, workers: int, progress: bool) -> None:
+def _run_in_processes(configs: list[RunConfig], store: RunStore, workers: int, job) -> None:
     """One run per process (each CPU run single-threaded, see RunStore.execute): on a few cores,
     runs side by side beat intra-op threads for the papers' small networks and batches, and
-    threads of several runs competing for the cores would slow all of them."""
+    threads of several runs competing for the cores would slow all of them. Longest runs first
+    (by the job's estimates), so the last minutes are not one long run on one core."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-    with pool:
-        futures = {pool.submit(_execute_quietly, str(store.root), cfg): cfg for cfg in configs}
-        for i, future in enumerate(as_completed(futures), 1):
-            summary = future.result()
-            if progress:
-                acc = summary.get("accuracy")
-                print(f"[run {i}/{len(configs)} done in {summary['seconds']:.0f}s, accuracy {acc}] "
-                      f"{describe(futures[future])}", file=sys.stderr, flush=True)
+    order = sorted(configs, key=lambda c: -job.cost[c.run_id])
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with_parent)
+    try:
+        queue = iter(order)
+        running = {}
+        for cfg in queue:                       # keep exactly `workers` runs in flight, so the
+            running[pool.submit(_execute_quietly, str(store.root), cfg)] = cfg   # display knows which
+            if len(running) == workers:
+                break
+        while running:
+            done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                cfg = running.pop(future)
+                job.finished(cfg, future.result())
+                nxt = next(queue, None)
+                if nxt is not None:
+                    running[pool.submit(_execute_quietly, str(store.root), nxt)] = nxt
+            job.poll(list(running.values()))
+    except BaseException:
+        for process in list((pool._processes or {}).values()):   # no API stops a running task
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _die_with_parent() -> None:
+    """In a worker: ask Linux to end this process when the job that started it dies, however it dies
+    (a SIGKILL leaves no handler a chance to stop the workers)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+        if os.getppid() == 1:       # the parent died before prctl took effect
+            os._exit(1)
+
+
+class _sigterm_as_interrupt:
+    """Within the block, SIGTERM (`kill`, `timeout`, a scheduler) raises KeyboardInterrupt in the main
+    thread, so the executor's cleanup stops the workers as it does on Ctrl-C."""
+
+    def __enter__(self):
+        import signal
+        import threading
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+        return False
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _execute_quietly(root: str, cfg: RunConfig) -> dict:

@@ -36,16 +36,19 @@ device = "cpu"                          # cpu | cuda
 figures = [2, 3, 4, 6, 7, 8, 9]
 seeds = None
 
-# %%
+# %% tags=["plan"]
 from fssl_core.experiments import fedanchor
-from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
+
+run_profile = get_profile(profile)
+pairs_of = {figure: fedanchor.curve_cells(figure, run_profile, device, seeds=seeds) for figure in figures}
+
+# %%
+from fssl_core.plots import round_curves, save_figure
 from fssl_core.report import dataset_available, reproduce_cells
 from fssl_core.report import round_curves as curves_of
 
-run_profile = get_profile(profile)
-for figure in figures:
-    pairs = fedanchor.curve_cells(figure, run_profile, device, seeds=seeds)
+for figure, pairs in pairs_of.items():
     _, _, keys = fedanchor.CURVE_FIGURES[figure]
     for panel in dict.fromkeys(p for p, _ in pairs):
         dataset, setting, anchors = panel

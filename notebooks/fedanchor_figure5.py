@@ -33,20 +33,23 @@ dataset = "fashion_mnist"               # fashion_mnist (not in the paper) | cif
 rounds = None                           # None: the profile's scope (quick: 1, 10, 30; paper: 1, 100, 200, 500)
 samples = 2000                          # test images drawn
 
+# %% tags=["plan"]
+from fssl_core.experiments import fedanchor
+from fssl_core.profiles import get_profile
+
+run_profile = get_profile(profile)
+configs = fedanchor.figure5_configs(run_profile, device, dataset=dataset, rounds=rounds)
+
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
 from sklearn.metrics import silhouette_score
 
-from fssl_core.experiments import fedanchor
 from fssl_core.latent import test_embeddings, tsne_2d
 from fssl_core.plots import latent_scatter, save_figure
-from fssl_core.profiles import get_profile
 from fssl_core.report import dataset_available
 from fssl_core.runs import RunStore, run_all
 
-run_profile = get_profile(profile)
-configs = fedanchor.figure5_configs(run_profile, device, dataset=dataset, rounds=rounds)
 available = dataset_available(dataset)
 if available:
     run_all(configs)

@@ -41,23 +41,32 @@
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
-settings = ["iid", "dir0.1"]
+settings = None                         # None: the profile's scope (headline: iid; else iid, dir0.1)
 anchors = [250]
-methods = ["fedanchor", "semifl", "fedcon", "fedavg_fixmatch", "supervised"]
-diagnostics = ["fedavg_fixmatch_lr0.01"]   # variants that explain a result (not the paper's methods)
+methods = None                          # None: the profile's scope (headline: fedanchor, semifl, supervised; else
+                                        # those, fedcon and fedavg_fixmatch)
+diagnostics = None                      # variants that explain a result (not the paper's methods); None:
+                                        # fedavg_fixmatch_lr0.01 (none at the headline profile)
 seeds = None                            # None: the profile's share of seeds 1-3
+
+# %% tags=["plan"]
+from fssl_core.experiments import fedanchor
+from fssl_core.profiles import get_profile
+
+run_profile = get_profile(profile)
+cells = fedanchor.fmnist_cells(run_profile, device, methods=methods, settings=settings, anchors=anchors, seeds=seeds)
+if diagnostics is None:
+    diagnostics = run_profile.scope(["fedavg_fixmatch_lr0.01"], ["fedavg_fixmatch_lr0.01"], headline=[])
+probe = [c for c in fedanchor.fmnist_cells(run_profile, device, methods=diagnostics, settings=settings,
+                                           anchors=anchors, seeds=seeds) if c.metric == "accuracy"] if diagnostics else []
 
 # %%
 import pandas as pd
 
-from fssl_core.experiments import fedanchor
 from fssl_core.plots import round_curves, save_figure
-from fssl_core.profiles import get_profile
 from fssl_core.report import round_curves as curves_of
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
-run_profile = get_profile(profile)
-cells = fedanchor.fmnist_cells(run_profile, device, methods=methods, settings=settings, anchors=anchors, seeds=seeds)
 results = reproduce_cells(cells, run_profile, device)
 claims = fedanchor.fmnist_claims(results) if {"fedanchor", "semifl"} <= set(results.method) else results.iloc[:0]
 results.pivot_table(index=["setting", "method"], columns="metric", values="reproduced_value", sort=False)
@@ -104,9 +113,6 @@ for key in ("accuracy", "pseudo_label_accuracy_all", "selected"):
 
 # %%
 fixmatch = [c for c in cells if c.method == "fedavg_fixmatch" and c.metric == "accuracy"]
-probe = fedanchor.fmnist_cells(run_profile, device, methods=diagnostics, settings=settings, anchors=anchors,
-                               seeds=seeds) if diagnostics else []
-probe = [c for c in probe if c.metric == "accuracy"]
 probe_results = reproduce_cells(probe, run_profile, device)
 first_rounds = pd.concat([curves_of(fixmatch + probe, key).set_index(["setting", "method", "round"])[key]
                           for key in ("accuracy", "train_mask_rate", "pseudo_label_accuracy")], axis=1)

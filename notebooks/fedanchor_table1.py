@@ -31,16 +31,19 @@ profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 seeds = None                            # None: the profile's share of seeds 1-3
 
-# %%
-import pandas as pd
-
+# %% tags=["plan"]
 from fssl_core.experiments import fedanchor
-from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedanchor.table_cells("table1", run_profile, device, seeds=seeds)
+
+# %%
+import pandas as pd
+
+from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+
 results = pd.concat([reproduce_cells(cells, run_profile, device),
                      fedanchor.not_implemented_rows("table1", run_profile, device)], ignore_index=True)
 save_notebook_results(results, "fedanchor_table1", run_profile)

@@ -31,12 +31,14 @@ profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
 seeds = None                            # None: seed 1
 
-# %%
+# %% tags=["plan"]
 from fssl_core.experiments import fedmix
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
 cells = fedmix.figure5_cells(run_profile, device, seeds=seeds)
+
+# %%
 fedmix.reproduce_cifar_figure("fedmix_figure5", cells, run_profile, device)
 
 # %%

@@ -40,17 +40,20 @@ methods = None                          # None: the profile's scope (quick: supe
                                         # fedmix_fedloss, fedmix_fedfreq; paper: those and fedmix, fedmix_fedavg)
 seeds = None                            # None: seed 1
 
-# %%
-import pandas as pd
-
+# %% tags=["plan"]
 from fssl_core.experiments import fedmix
-from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import round_curves as curves_of
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds)
+
+# %%
+import pandas as pd
+
+from fssl_core.plots import round_curves, save_figure
+from fssl_core.report import round_curves as curves_of
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+
 results = reproduce_cells(cells, run_profile, device)
 claims = fedmix.streaming_claims(results) if {"fedmix_fedloss", "fedmatch"} <= set(results.method) else results.iloc[:0]
 save_notebook_results(pd.concat([results, claims], ignore_index=True), "fedmix_streaming_fmnist", run_profile)

@@ -31,17 +31,20 @@ methods = ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsia
 target_accuracy = {"svhn": 85.0, "mnist": 95.0}   # the dotted line (the paper prints no value for it)
 seeds = None
 
-# %%
-import pandas as pd
-
+# %% tags=["plan"]
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import round_curves, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import round_curves as curves_of, dataset_available, reproduce_cells
 
 run_profile = get_profile(profile)
 cells = fedsiam.figure5_cells(run_profile, device, datasets=datasets, settings=settings, methods=methods,
                               seeds=seeds)
+
+# %%
+import pandas as pd
+
+from fssl_core.plots import round_curves, save_figure
+from fssl_core.report import round_curves as curves_of, dataset_available, reproduce_cells
+
 results = reproduce_cells(cells, run_profile, device)
 curves = curves_of(cells)
 print({d: "ok" if dataset_available(d) else "needs-data" for d in datasets})

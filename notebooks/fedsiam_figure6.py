@@ -33,14 +33,17 @@ datasets = ["mnist", "svhn"]
 mus = None                              # None: the profile's scope (quick and paper: 0.1-0.9 by 0.2)
 seeds = None
 
-# %%
+# %% tags=["plan"]
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import accuracy_vs_mu, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, dataset_available, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.figure6_cells(run_profile, device, datasets=datasets, mus=mus, seeds=seeds)
+
+# %%
+from fssl_core.plots import accuracy_vs_mu, save_figure
+from fssl_core.report import comparison_table, dataset_available, reproduce_cells, save_notebook_results
+
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_figure6", run_profile)
 comparison_table(results).pivot_table(index=["dataset", "setting", "method"], columns="metric",

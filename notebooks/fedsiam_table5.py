@@ -41,33 +41,50 @@
 #   at chance (measured there).
 
 # %% tags=["parameters"]
-profile = "quick"                       # smoke | quick | paper
+profile = "quick"                       # smoke | headline | quick | paper
 device = "cpu"                          # cpu | cuda
-datasets = ["mnist", "cifar10", "svhn"]
-settings = None                         # None: the profile's scope (quick and paper: iid, noniid1-3; smoke: iid)
-labeled_ratios = None                   # γ; None: the profile's scope (quick and paper: 0.10, 0.15, 0.20; smoke: 0.10)
-methods = ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt", "fedsiam_d"]
+datasets = None                         # None: the profile's scope (headline: mnist; else mnist, cifar10, svhn)
+settings = None                         # None: the profile's scope (quick and paper: iid, noniid1-3; smoke, headline: iid)
+labeled_ratios = None                   # γ; None: the profile's scope (quick and paper: 0.10, 0.15, 0.20; smoke, headline: 0.10)
+methods = None                          # None: the profile's scope (headline: FedAvg, FedAvg+, FedSiam-Π/MT/D; else all 8)
 seeds = None                            # None: the profile's share of the paper's seeds 1234-1236
-# the headline cell at the paper's own protocol (R_L = 5, R_G = 50), whatever `profile` is
-headline_profile = "paper"
-headline_methods = ["fedavg", "fedavg_plus", "fedsiam_pi", "fedsiam_mt", "fedsiam_d"]
+# the headline cell at the paper's own protocol (R_L = 5, R_G = 50; shortened under smoke)
+headline_methods = None                 # None: FedAvg, FedAvg+, FedSiam-Π/MT/D (none at the headline profile)
 headline_seeds = [1234]                 # the paper's seed; [1234, 1235, 1236] for all three runs
-# Non-IID-I at the paper's protocol too, for the cells quick leaves far below the paper ([] to skip)
-protocol_check_settings = ["noniid1"]
+# Non-IID-I at the paper's protocol too, for the cells quick leaves far below the paper
+protocol_check_settings = None          # None: ["noniid1"] (none at the headline profile)
 protocol_check_methods = ["fedavg", "fedavg_plus", "fedsem", "fedsiam_pi", "fedsiam_mt"]
 
-# %%
-import pandas as pd
-
+# %% tags=["plan"]
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.table5_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
                              labeled_ratios=labeled_ratios, seeds=seeds,
                              metrics=("accuracy", "accuracy_last5", "upload_mb"))
+paper_protocol_profile = run_profile.at_paper_protocol()
+if headline_methods is None:
+    headline_methods = fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods", fedsiam.HEADLINE_METHODS)
+if protocol_check_settings is None:
+    protocol_check_settings = fedsiam.paper_protocol_scope(run_profile, "paper_protocol_settings", ["noniid1"])
+headline_cells = (
+    fedsiam.table5_cells(paper_protocol_profile, device, methods=headline_methods, settings=["iid"],
+                         datasets=["mnist"], labeled_ratios=[0.10], seeds=headline_seeds,
+                         metrics=("accuracy", "upload_mb"))
+    + fedsiam.table5_cells(paper_protocol_profile, device, methods=[m for m in headline_methods if m == "fedsiam_d"],
+                           settings=["iid"], datasets=["mnist"], labeled_ratios=[0.10], seeds=headline_seeds,
+                           metrics=("mean_tau", "online_upload_fraction")))
+check_cells = fedsiam.table5_cells(paper_protocol_profile, device, methods=protocol_check_methods,
+                                   settings=protocol_check_settings, datasets=["mnist"], labeled_ratios=[0.10],
+                                   seeds=headline_seeds)
+
+# %%
+import pandas as pd
+
+from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+
 results = reproduce_cells(cells, run_profile, device)
 comparison_table(results)
 
@@ -91,25 +108,19 @@ fedsiam.rankings(results)
 # %%
 upload = results[results.metric == "upload_mb"].pivot_table(index=["setting", "labeled", "dataset"],
                                                             columns="method", values="reproduced_value")
-upload[[m for m in methods if m in upload.columns]]
+upload[[m for m in fedsiam.TABLE5_METHODS if m in upload.columns]]
 
 # %% [markdown]
 # ## The headline at the paper's protocol: MNIST, IID, γ = 0.10
-# Table 2's settings (R_L = 5 local epochs, R_G = 50 rounds), whatever the profile above: the paper
+# Table 2's settings (R_L = 5 local epochs, R_G = 50 rounds) at the quick and paper profiles (the
+# default headline profile skips these hour-long CPU runs; smoke shortens them): the paper
 # reports FedSiam-D 97.22 against FedAvg 95.13 and FedAvg+ 96.20, and says that FedSiam-Π sends
 # the least and FedSiam-MT the whole siamese pair. Beside the measured upload, the realised mean τ
 # (the fraction of online-net layers the server asked for) and the fraction actually uploaded,
 # against the target 1 − μ = 0.5. With fewer seeds than the paper's three the rows say *reduced*.
 
 # %%
-headline = get_profile(headline_profile)
-headline_cells = (
-    fedsiam.table5_cells(headline, device, methods=headline_methods, settings=["iid"], datasets=["mnist"],
-                         labeled_ratios=[0.10], seeds=headline_seeds, metrics=("accuracy", "upload_mb"))
-    + fedsiam.table5_cells(headline, device, methods=[m for m in headline_methods if m == "fedsiam_d"],
-                           settings=["iid"], datasets=["mnist"], labeled_ratios=[0.10], seeds=headline_seeds,
-                           metrics=("mean_tau", "online_upload_fraction")))
-headline_results = reproduce_cells(headline_cells, headline, device)
+headline_results = reproduce_cells(headline_cells, paper_protocol_profile, device)
 comparison_table(headline_results)
 
 # %%
@@ -141,10 +152,7 @@ save_figure(fig, "fedsiam_table5", run_profile.name)
 # gaps below puts them beside the quick values (`at_paper_protocol`).
 
 # %%
-check_cells = fedsiam.table5_cells(headline, device, methods=protocol_check_methods,
-                                   settings=protocol_check_settings, datasets=["mnist"], labeled_ratios=[0.10],
-                                   seeds=headline_seeds)
-check_results = reproduce_cells(check_cells, headline, device)
+check_results = reproduce_cells(check_cells, paper_protocol_profile, device)
 paper_protocol = pd.concat([headline_results, check_results], ignore_index=True)
 save_notebook_results(pd.concat([results, paper_protocol], ignore_index=True), "fedsiam_table5", run_profile)
 comparison_table(check_results)

@@ -40,15 +40,18 @@ labeled_ratios = None                   # γ, labeled fraction of the training s
 methods = ["fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt"]
 seeds = None                            # None: the profile's share of the paper's seeds 1234-1236
 
-# %%
+# %% tags=["plan"]
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.table6_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
                              labeled_ratios=labeled_ratios, seeds=seeds, metrics=("accuracy", "accuracy_last5"))
+
+# %%
+from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_table6", run_profile)
 comparison_table(results)

@@ -34,14 +34,17 @@ datasets = ["mnist", "cifar10", "svhn"]
 variants = None                         # None: the profile's scope (quick and paper: all; smoke: siamese, α_max 0.99/0.999, both curves)
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
-# %%
+# %% tags=["plan"]
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.table7_cells(run_profile, device, datasets=datasets, variants=variants, seeds=seeds)
+
+# %%
+from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_table7", run_profile)
 comparison_table(results)

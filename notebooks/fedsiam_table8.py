@@ -31,14 +31,17 @@ datasets = ["mnist", "cifar10", "svhn"]
 settings = None                         # None: the profile's scope (quick and paper: iid, noniid1)
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
-# %%
+# %% tags=["plan"]
 from fssl_core.experiments import fedsiam
-from fssl_core.plots import paper_vs_reproduced, save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 run_profile = get_profile(profile)
 cells = fedsiam.table8_cells(run_profile, device, datasets=datasets, settings=settings, seeds=seeds)
+
+# %%
+from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_table8", run_profile)
 comparison_table(results)

@@ -114,8 +114,10 @@ class ImageData:
 
 
 def data_root() -> Path:
-    """The folder data sets live in: env FSSL_DATA if set, else ./data relative to the cwd."""
-    return Path(os.environ.get('FSSL_DATA') or 'data').expanduser()
+    """The folder data sets live in: env FSSL_DATA if set, else data/ in the project root (never the
+    cwd: notebooks run in notebooks/)."""
+    from ..paths import project_root
+    return Path(os.environ['FSSL_DATA']).expanduser() if os.environ.get('FSSL_DATA') else project_root() / 'data'
 
 
 def _download_default() -> bool:

@@ -153,14 +153,20 @@ QUICK_CIFAR = {"rounds": 50, "local_epochs": 1}
 # 30 rounds of one local epoch; paper: ResNet-18 with the paper's protocol.
 FMNIST_SETTINGS = {"iid": 1000.0, "dir0.1": 0.1}
 FMNIST_METHODS = ("fedanchor", "semifl", "fedcon", "fedavg_fixmatch", "supervised")
+# The default `headline` profile: the paper's central comparison, FedAnchor's pseudo-labels against
+# SemiFL's, with the supervised baseline beside them, IID only
+HEADLINE_METHODS, HEADLINE_SETTINGS = ("fedanchor", "semifl", "supervised"), ("iid",)
 FMNIST_QUICK = {"model": "cnn_mnist", "rounds": 30, "local_epochs": 1}
 FMNIST_METRICS = ("accuracy", "pseudo_label_accuracy_all", "pseudo_label_accuracy", "selected")
 
 
-def fmnist_cells(profile: Profile, device: str, methods=FMNIST_METHODS, settings=None, anchors=(250,),
+def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anchors=(250,),
                  seeds=None) -> list[Cell]:
+    """methods, settings = None: the profile's scope."""
+    if methods is None:
+        methods = profile.scope(FMNIST_METHODS, FMNIST_METHODS, headline=HEADLINE_METHODS)
     if settings is None:
-        settings = list(FMNIST_SETTINGS)
+        settings = profile.scope(list(FMNIST_SETTINGS), list(FMNIST_SETTINGS), headline=HEADLINE_SETTINGS)
     seeds = SEEDS if seeds is None else seeds
     cells = []
     for setting in settings:

@@ -22,6 +22,8 @@ ROUNDS = {"mnist": 50, "cifar10": 150, "svhn": 200}   # R_G of Table 2
 TABLE5_SETTINGS = ("iid", "noniid1", "noniid2", "noniid3")
 DATASETS = ("mnist", "cifar10", "svhn")
 TABLE5_DATASETS = DATASETS
+TABLE5_METHODS = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt",
+                  "fedsiam_d")
 # Table 6's settings (the paper-values CSV's names) -> partitions
 TABLE6_SETTINGS = {"server_iid": "server_iid", "server_noniid": "server_shards"}
 TABLE6_METHODS = ("fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt")
@@ -69,8 +71,28 @@ SMOKE_SCOPE = {
 }
 
 
+# What the default `headline` profile sweeps: the paper's headline cell, MNIST IID γ = 0.10 (the
+# abstract's claim, FedSiam-D above the baselines, and Π < D < MT in upload), at quick's protocol;
+# FedFixMatch and FedMatch (2-11 min each here) wait for the quick profile.
+HEADLINE_METHODS = ("fedavg", "fedavg_plus", "fedsiam_pi", "fedsiam_mt", "fedsiam_d")
+HEADLINE_SCOPE = {
+    "table5_settings": ("iid",),
+    "table5_labeled_ratios": (0.10,),
+    "table5_datasets": ("mnist",),
+    "table5_methods": HEADLINE_METHODS,
+    "paper_protocol_methods": (),          # the paper-protocol checks take an hour of CPU: not at headline
+    "paper_protocol_settings": (),
+}
+
+
 def _scope(profile: Profile, key: str, full) -> list:
-    return profile.scope(full, full, SMOKE_SCOPE[key])
+    return profile.scope(full, full, SMOKE_SCOPE.get(key), HEADLINE_SCOPE.get(key))
+
+
+def paper_protocol_scope(profile: Profile, key: str, full) -> list:
+    """What a notebook runs at the paper's protocol beside its profile's sweep (`full` at smoke, quick
+    and paper; nothing at headline)."""
+    return _scope(profile, key, full)
 
 
 # Likely reasons for a cell more than 2 points from the paper, each (methods or None for any,
@@ -215,10 +237,14 @@ def _cell(table, setting, gamma, dataset, method, cfg, profile, seeds, paper_see
                 profile.configs(cfg, list(seeds), quick=QUICK), metric=metric, paper_runs=len(paper_seeds))
 
 
-def table5_cells(profile: Profile, device: str, methods, settings=None, datasets=TABLE5_DATASETS,
+def table5_cells(profile: Profile, device: str, methods=None, settings=None, datasets=None,
                  labeled_ratios=None, seeds=None, metrics=("accuracy",)) -> list[Cell]:
     """Table 5, labels-at-client. Non-IID-III is reported only for γ=0.10, as in the paper.
-    settings, labeled_ratios = None: the profile's scope."""
+    methods, settings, datasets, labeled_ratios = None: the profile's scope."""
+    if methods is None:
+        methods = _scope(profile, "table5_methods", TABLE5_METHODS)
+    if datasets is None:
+        datasets = _scope(profile, "table5_datasets", TABLE5_DATASETS)
     if settings is None:
         settings = _scope(profile, "table5_settings", TABLE5_SETTINGS)
     if labeled_ratios is None:

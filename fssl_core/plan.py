@@ -1,0 +1,185 @@
+"""The main job's plan: which runs each notebook asks for, which the store holds, how long the rest take.
+
+A notebook builds every cell it will reproduce in one code cell tagged `plan` (after its
+`parameters` cell): no training, no files written. Executing just those two cells in this process,
+with the job's parameters injected between them as papermill would, yields the notebook's Cells and
+RunConfigs, so the job can train every notebook's runs in one pool under one progress display before
+any kernel starts; the kernels then read them back. A test keeps the cell builders inside the plan
+cells (tests/test_plan.py).
+
+Estimates come from measured seconds per round: this store's finished runs of the same kind where
+it has some (this machine's speed), else the reference measurements in results/*.csv (a 2-core
+CPU, one thread per run, two runs side by side).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .config import ConfigError, RunConfig
+from .paths import project_root
+from .report import Cell, dataset_available, read_results
+from .runs import RunStore
+
+PLAN_TAG, PARAMETERS_TAG = "plan", "parameters"
+GUESS_SECONDS_PER_ROUND = 3.0    # a quick MNIST round of one E = 1 method on one core, when nothing better is known
+
+
+@dataclass
+class NotebookPlan:
+    notebook: str
+    cells: list[Cell]
+    configs: list[RunConfig]          # every run the notebook reads, datasets absent or not, in order
+
+    def runnable(self) -> list[RunConfig]:
+        """The configs whose dataset is on this machine (the others are reported needs-data)."""
+        return [c for c in self.configs if dataset_available(c.dataset)]
+
+
+@dataclass
+class JobPlan:
+    notebooks: list[NotebookPlan]
+    pending: list[RunConfig]                     # to train, each once, in notebook order
+    stored: list[RunConfig]                      # finished in the store: read back
+    needs_data: dict[str, int] = field(default_factory=dict)   # dataset -> runs skipped
+    estimate: dict[str, float] = field(default_factory=dict)   # run_id -> estimated seconds
+    estimate_source: dict[str, str] = field(default_factory=dict)   # run_id -> "this store" | "reference" | "guess"
+
+    def seconds(self, workers: int) -> float:
+        """Wall seconds of the pending runs on `workers` processes (greedy longest-first packing)."""
+        loads = [0.0] * max(1, workers)
+        for s in sorted((self.estimate[c.run_id] for c in self.pending), reverse=True):
+            loads[loads.index(min(loads))] += s
+        return max(loads)
+
+    def describe(self, workers: int) -> str:
+        sources = {self.estimate_source[c.run_id] for c in self.pending}
+        lines = [f"[plan] {len(self.notebooks)} notebook(s), {len(self.pending) + len(self.stored)} run(s): "
+                 f"{len(self.pending)} to train, {len(self.stored)} read back from the run store"]
+        if self.pending:
+            where = {"this store": "this machine's finished runs", "reference": "the reference 2-core CPU's times",
+                     "guess": f"a default of {GUESS_SECONDS_PER_ROUND:g} s per round"}
+            lines.append(f"[plan] estimated {_minutes(self.seconds(workers))} on {workers} worker(s) "
+                         f"(from {', '.join(where[s] for s in sorted(sources))}; refined as runs finish)")
+        for dataset, n in sorted(self.needs_data.items()):
+            lines.append(f"[plan] needs-data: {dataset} is not on this machine ({n} run(s) reported as needs-data; "
+                         f"see README, 'Data')")
+        for nb in self.notebooks:
+            runs = nb.runnable()
+            todo = sum(1 for c in runs if c.run_id in {p.run_id for p in self.pending})
+            lines.append(f"[plan]   {nb.notebook}: {len(runs)} run(s), {todo} to train")
+        return "\n".join(lines)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def plan_notebook(path: Path, parameters: dict[str, Any]) -> NotebookPlan:
+    """Execute `path`'s parameters and plan cells with `parameters` injected; collect what they build."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    namespace: dict[str, Any] = {"__name__": f"plan:{path.stem}"}
+    plan_cells = 0
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type != "code" or not ({PARAMETERS_TAG, PLAN_TAG} & set(tags)):
+            continue
+        exec(compile(cell.source, f"{path.name}[{'/'.join(tags)}]", "exec"), namespace)
+        if PARAMETERS_TAG in tags:
+            namespace.update(parameters)
+        plan_cells += PLAN_TAG in tags
+    cells = list(_collect(namespace.values(), Cell))
+    configs = list({c.run_id: c for c in [*[cfg for cell in cells for cfg in cell.configs],
+                                          *_collect(namespace.values(), RunConfig)]}.values())
+    if not plan_cells and configs:
+        raise ConfigError(f"plan: notebook {path.name} builds runs but has no cell tagged {PLAN_TAG!r}")
+    return NotebookPlan(path.stem, cells, configs)
+
+
+def _collect(values: Iterable[Any], kind: type, depth: int = 3):
+    """Objects of `kind` among `values`, looking into lists, tuples, sets and dict values."""
+    for v in values:
+        if isinstance(v, kind):
+            yield v
+        elif depth and isinstance(v, (list, tuple, set, frozenset)):
+            yield from _collect(v, kind, depth - 1)
+        elif depth and isinstance(v, dict):
+            yield from _collect(v.values(), kind, depth - 1)
+
+
+def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunStore,
+             reference: bool = True) -> JobPlan:
+    """`reference`: estimate from results/*.csv's measured cells where this store has no run of a kind
+    (their runs are quick's and paper's; a smoke run of the same cell is far shorter)."""
+    plans = [plan_notebook(p, parameters) for p in notebook_paths]
+    pending, stored, needs_data, seen = [], [], {}, set()
+    for plan in plans:
+        for cfg in plan.configs:
+            if cfg.run_id in seen:
+                continue
+            seen.add(cfg.run_id)
+            if not dataset_available(cfg.dataset):
+                needs_data[cfg.dataset] = needs_data.get(cfg.dataset, 0) + 1
+            elif store.load(cfg) is None:
+                pending.append(cfg)
+            else:
+                stored.append(cfg)
+    job = JobPlan(plans, pending, stored, needs_data)
+    _estimate(job, store, reference)
+    return job
+
+
+# --- estimates ---------------------------------------------------------------------------------------
+
+def _kind(cfg: RunConfig) -> tuple:
+    """Runs of one kind cost alike per round: same method, data, model, partition and local work."""
+    return (cfg.algorithm, cfg.dataset, cfg.model, cfg.partition, cfg.local_epochs, cfg.clients_per_round,
+            cfg.batch_size, cfg.labeled_ratio, cfg.device)
+
+
+def _estimate(job: JobPlan, store: RunStore, use_reference: bool) -> None:
+    per_round_here = _seconds_per_round(store)
+    reference = _reference_seconds(job) if use_reference else {}
+    for cfg in job.pending:
+        rate = per_round_here.get(_kind(cfg))
+        if rate is not None:
+            job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = rate * cfg.rounds, "this store"
+        elif cfg.run_id in reference:
+            job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = reference[cfg.run_id], "reference"
+        else:
+            job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = GUESS_SECONDS_PER_ROUND * cfg.rounds, "guess"
+
+
+def _seconds_per_round(store: RunStore) -> dict[tuple, float]:
+    """Median seconds per round of each kind of finished run in the store (this machine's speed)."""
+    rates: dict[tuple, list[float]] = {}
+    for result in store.finished():
+        if result.summary.get("seconds_per_round"):
+            rates.setdefault(_kind(result.config), []).append(result.summary["seconds_per_round"])
+    return {k: statistics.median(v) for k, v in rates.items()}
+
+
+def _reference_seconds(job: JobPlan) -> dict[str, float]:
+    """A run's seconds as measured for its cell in results/<notebook>.csv (the cell's total shared
+    equally among its runs). Where a cell was measured at both profiles (FedSiam's paper-protocol
+    checks), a run of more than one local epoch takes the paper row: quick's one reduction is R_L = 1."""
+    out: dict[str, float] = {}
+    for plan in job.notebooks:
+        path = project_root() / "results" / f"{plan.notebook}.csv"
+        if not path.exists():
+            continue
+        frame = read_results(path)
+        measured: dict[tuple, dict[str, float]] = {}
+        for r in frame[frame.n_runs > 0].itertuples():
+            measured.setdefault((r.setting, r.labeled, r.dataset, r.method), {})[r.profile] = r.seconds / r.n_runs
+        for cell in plan.cells:
+            by_profile = measured.get((cell.setting, cell.labeled, cell.dataset, cell.method), {})
+            for cfg in cell.configs:
+                profile = "paper" if cfg.local_epochs > 1 and "paper" in by_profile else "quick"
+                if profile in by_profile:
+                    out.setdefault(cfg.run_id, by_profile[profile])
+    return out

@@ -1,0 +1,77 @@
+"""One progress display for a batch of runs: runs done / total, the rounds of the runs in flight, an
+ETA weighted by each run's estimated cost, and a line per finished run with its headline number.
+
+Workers report nothing themselves: a run's progress is the number of rounds in its metrics.jsonl,
+which the store rewrites after every round, so the same display serves runs in this process and in
+worker processes.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Mapping
+
+from .config import RunConfig
+
+BAR_FORMAT = "{desc} |{bar:20}| {percentage:3.0f}% [{elapsed}<{remaining}]{postfix}"   # tqdm puts ", " before the postfix
+
+
+class JobProgress:
+    def __init__(self, configs: list[RunConfig], store, estimate: Mapping[str, float] | None = None,
+                 enabled: bool = True):
+        self.configs, self.store = configs, store
+        known = [s for s in (estimate or {}).values() if s > 0]
+        fallback = sorted(known)[len(known) // 2] if known else 1.0
+        # cost of each run in "estimated seconds"; unknown runs count as a typical one
+        self.cost = {c.run_id: (estimate or {}).get(c.run_id, fallback) for c in configs}
+        self.done_cost, self.done = 0.0, 0
+        self.bar = None
+        if enabled and configs:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=round(sum(self.cost.values()), 1), desc=self._desc(), bar_format=BAR_FORMAT,
+                            file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
+
+    def _desc(self) -> str:
+        return f"runs {self.done}/{len(self.configs)}"
+
+    def rounds_done(self, cfg: RunConfig) -> int:
+        path = self.store.dir(cfg) / "metrics.jsonl"
+        try:
+            with open(path, "rb") as f:
+                return sum(1 for line in f if line.strip())
+        except OSError:
+            return 0
+
+    def poll(self, running: list[RunConfig]) -> None:
+        """Advance the bar to the finished runs plus the finished rounds of the `running` ones."""
+        if self.bar is None:
+            return
+        partial, shown = 0.0, []
+        for cfg in running:
+            r = min(self.rounds_done(cfg), cfg.rounds)
+            partial += self.cost[cfg.run_id] * r / cfg.rounds
+            shown.append(f"{cfg.algorithm} {cfg.dataset} round {r}/{cfg.rounds}")
+        self.bar.n = round(min(self.done_cost + partial, self.bar.total), 1)
+        self.bar.set_postfix_str(" · ".join(shown), refresh=False)
+        self.bar.refresh()
+
+    def finished(self, cfg: RunConfig, summary: dict) -> None:
+        self.done += 1
+        self.done_cost += self.cost[cfg.run_id]
+        line = finished_line(cfg, summary, self.done, len(self.configs))
+        if self.bar is None:
+            print(line, file=sys.stderr, flush=True)
+            return
+        self.bar.set_description_str(self._desc(), refresh=False)
+        self.bar.write(line, file=sys.stderr)
+        self.poll([])
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def finished_line(cfg: RunConfig, summary: dict, done: int, total: int) -> str:
+    acc = summary.get("accuracy")
+    headline = f"accuracy {acc:.2f}%" if acc is not None else f"status {summary.get('status')}"
+    return (f"[run {done}/{total}] {headline} in {summary.get('seconds', 0):.0f} s: {cfg.algorithm} {cfg.dataset} "
+            f"{cfg.partition} γ={cfg.labeled_ratio} E={cfg.local_epochs} R={cfg.rounds} seed={cfg.seed}")

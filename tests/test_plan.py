@@ -1,0 +1,131 @@
+"""The main job: notebooks declare their runs in a `plan` cell, the plan counts and estimates them,
+the headline profile is the cells it promises, and an interrupt leaves no worker behind."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from fssl_core.config import RunConfig
+from fssl_core.plan import JobPlan, _estimate, plan_job
+from fssl_core.profiles import PROFILES
+from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
+from fssl_core.runs import RunStore
+
+from .conftest import requires_mnist
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+BUILDER = re.compile(r"\.\w+_(cells|configs)\(")     # fedsiam.table5_cells(...), fedanchor.figure5_configs(...)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_cell_builder_call_is_in_the_plan_cell(path):
+    """The job trains what the plan cells build; a builder elsewhere would train outside the plan."""
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "plan" not in cell.metadata.get("tags", []):
+            assert not BUILDER.search(cell.source), f"{path.name}: a cell builder outside the plan cell:\n{cell.source}"
+
+
+def test_headline_notebooks_come_first_and_are_all_the_headline_profile_runs():
+    assert [p.stem for p in notebooks(profile="quick")[:3]] == list(HEADLINE_NOTEBOOKS)
+    assert [p.stem for p in notebooks(profile="headline")] == list(HEADLINE_NOTEBOOKS)
+
+
+def test_profiles_at_paper_protocol_and_their_scopes():
+    assert PROFILES["smoke"].at_paper_protocol().name == "smoke"      # one knob: smoke never trains a long run
+    assert PROFILES["quick"].at_paper_protocol().name == "paper"
+    assert PROFILES["headline"].at_paper_protocol().name == "paper"
+    full, quick = ["a", "b", "c"], ["a", "b"]
+    assert PROFILES["paper"].scope(full, quick, ["a"], []) == full
+    assert PROFILES["quick"].scope(full, quick, ["a"], []) == quick
+    assert PROFILES["smoke"].scope(full, quick, ["a"], []) == ["a"]
+    assert PROFILES["headline"].scope(full, quick, ["a"], []) == []
+    assert PROFILES["headline"].scope(full, quick) == quick               # no headline slice: quick's
+
+
+@requires_mnist
+def test_the_headline_plan_is_each_papers_headline_cells_at_quick(tmp_path, monkeypatch):
+    monkeypatch.delenv("FSSL_PROFILE")           # the suite's override (smoke) would replace the profile
+    job = plan_job(notebooks(profile="headline"), {"profile": "headline", "device": "cpu"}, RunStore(tmp_path))
+    by_notebook = {nb.notebook: nb.runnable() for nb in job.notebooks}
+    fedsiam = by_notebook["fedsiam_table5"]
+    assert sorted(c.algorithm for c in fedsiam) == ["fedavg", "fedavg_plus", "fedsiam_d", "fedsiam_mt", "fedsiam_pi"]
+    assert {(c.dataset, c.partition, c.labeled_ratio, c.local_epochs, c.rounds, c.seed) for c in fedsiam} == \
+        {("mnist", "iid", 0.10, 1, 50, 1234)}          # quick's protocol: R_L = 1, R_G = 50, one seed
+    assert sorted(c.algorithm for c in by_notebook["fedmix_streaming_fmnist"]) == \
+        ["fedmatch", "fedmix", "supervised_server"]
+    assert len(by_notebook["fedanchor_fmnist"]) == 3
+    assert len(job.pending) == 11 and job.stored == []
+    assert all(job.estimate_source[c.run_id] == "reference" for c in job.pending)   # from results/*.csv
+
+
+def _finished_run(store: RunStore, cfg: RunConfig, seconds_per_round: float) -> None:
+    d = store.dir(cfg)
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(cfg.to_dict()))
+    (d / "metrics.jsonl").write_text("")
+    (d / "result.json").write_text(json.dumps({"status": "ok", "seconds_per_round": seconds_per_round}))
+
+
+def test_estimates_come_from_this_stores_runs_of_the_same_kind_and_pack_onto_workers(tmp_path):
+    store = RunStore(tmp_path)
+    base = RunConfig(dataset="mnist", algorithm="fedavg", rounds=10)
+    _finished_run(store, base.replace(seed=1), seconds_per_round=4.0)
+    same_kind = base.replace(seed=2, rounds=30)
+    other_kind = base.replace(seed=2, algorithm="fedsiam_d")
+    job = JobPlan([], [same_kind, other_kind], [])
+    _estimate(job, store, use_reference=False)
+    assert job.estimate[same_kind.run_id] == 4.0 * 30 and job.estimate_source[same_kind.run_id] == "this store"
+    assert job.estimate_source[other_kind.run_id] == "guess"
+    # longest first onto the least loaded worker: [120, 60] on one each; plus 50 -> 110 beside 120
+    job.estimate[other_kind.run_id] = 60.0
+    third = base.replace(seed=3, algorithm="fedavg_plus")
+    job.pending.append(third)
+    job.estimate[third.run_id] = 50.0
+    assert job.seconds(workers=2) == 120.0 and job.seconds(workers=1) == 230.0
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and proc.name != str(os.getpid()):
+            try:
+                if marker.encode() in (proc / "environ").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
+@requires_mnist
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+def test_sigterm_stops_the_job_and_every_worker(tmp_path):
+    marker = f"FSSL_TEST_MARKER={uuid.uuid4().hex}"
+    script = textwrap.dedent(f"""
+        from fssl_core.config import RunConfig
+        from fssl_core.runs import RunStore, run_all
+        configs = [RunConfig(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=100, clients_per_round=2,
+                             local_epochs=1, rounds=1000, batch_size=10, seed=s) for s in (1, 2)]
+        run_all(configs, store=RunStore({str(tmp_path)!r}), workers=2, progress=False)
+    """)
+    env = {**os.environ, marker.split("=")[0]: marker.split("=")[1]}
+    job = subprocess.Popen([sys.executable, "-c", script], env=env, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob("*/metrics.jsonl"))) < 2 and time.time() < deadline:   # both workers training
+        time.sleep(0.5)
+    assert len(_processes_with(marker)) >= 3, "expected the job and its two workers"
+    job.send_signal(signal.SIGTERM)
+    job.wait(timeout=60)
+    time.sleep(1)
+    assert _processes_with(marker) == [], "a worker outlived the job"
+    assert job.returncode != 0
+    assert not list(tmp_path.glob("*/result.json"))          # nothing claims to have finished
