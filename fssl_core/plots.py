@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -12,33 +13,272 @@ import seaborn as sns
 from .paths import figures_dir
 
 
+# Paper-vs-reproduced small multiples ------------------------------------------------------
+# One panel per table coordinate (dataset, setting, labeled); within a panel a grey bar (paper)
+# beside a blue one (ours) per method. Sizes are inches at save_figure's 120 dpi.
+PAPER_GREY, OURS_BLUE = "#a0a0a0", "#1f77b4"
+DRAWN = ("ok", "reduced")            # statuses whose reproduced value is a result
+MAX_COLUMNS = 5
+MAX_ROWS = 6                         # beyond this, pack panels tighter before adding rows
+MAX_WIDTH_IN = 20.0                  # 2,400 px: a slide's width at 120 dpi
+METHOD_SLOT_IN = 0.42                # one method's pair of bars
+ROW_HEIGHT_IN = 2.7
+NO_RUN = {"needs-data": "no run", "needs-gpu": "needs GPU", "diverged": "diverged"}
+PROFILE_NOTES = {"smoke": "a wiring check, not a result", "quick": "reduced protocol",
+                 "paper": "the paper's protocol"}
+
+# The papers' own names (fssl_core/paper_values/README.md, "Methods"); short enough to stay
+# legible as rotated tick labels. Unknown methods fall back to their identifier.
+METHOD_LABELS = {
+    "fedavg": "FedAvg", "fedavg_plus": "FedAvg+", "fedsem": "FedSem", "fedfixmatch": "FedFixMatch",
+    "fedmatch": "FedMatch", "fedsiam_pi": "FedSiam-Π", "fedsiam_mt": "FedSiam-MT", "fedsiam_d": "FedSiam-D",
+    "fedsiam_nosiam": "FedSiam-NoSiam", "fedsiam_d_mse": "FedSiam-D (MSE)", "fedsiam_d_kl": "FedSiam-D (KL)",
+    "fedmix_fedfreq": "FedMix+FedFreq", "fedmix_fedloss": "FedMix+FedLoss", "supervised_server": "SL (server)",
+    "supervised": "Supervised", "fedcon": "FedCon", "fedavg_fixmatch": "FedAvg+FixMatch", "semifl": "SemiFL",
+    "fedanchor": "FedAnchor", "fedanchor_mix": "FedAnchor (mix)", "semifl_no_mixup": "SemiFL w/o mixup",
+    "fedanchor_client_mixup": "FedAnchor +client mix", "fedanchor_no_mixup": "FedAnchor w/o mixup",
+    "fedanchor_client_server_mixup": "FedAnchor +both mix", "fedanchor_server_mixup": "FedAnchor +server mix",
+    "fedanchor_no_contr_loss": "FedAnchor w/o contr.",
+}
+
+
+def labeled_label(labeled: str) -> str:
+    """FedSiam's `labeled` is the labeled fraction γ (e.g. "0.10"); FedAnchor's a label count."""
+    try:
+        value = float(labeled)
+    except ValueError:
+        return f"labeled={labeled}"
+    return f"γ={labeled}" if value < 1 else f"{labeled} labels"
+
+
+def panel_title(dataset: str, setting: str, labeled: str, max_chars: int = 60) -> str:
+    parts = [dataset, setting, labeled_label(labeled)]
+    title = " · ".join(parts)
+    # a long setting (Table 7's "quantile_curve=rectangle") would run into the next panel
+    return title if len(title) <= max_chars else f"{' · '.join(parts[:2])}\n{parts[2]}"
+
+
+def _panels(rows: pd.DataFrame) -> list[tuple[tuple[str, str, str], pd.DataFrame]]:
+    """(dataset, setting, labeled) groups in reading order: datasets and settings as the table
+    lists them, γ ascending; a group whose every row needs data is dropped."""
+    def rank(column):
+        return {v: i for i, v in enumerate(dict.fromkeys(rows[column]))}
+
+    def labeled_key(labeled):
+        try:
+            return (0, float(labeled), "")
+        except ValueError:
+            return (1, 0.0, labeled)
+
+    d_rank, s_rank = rank("dataset"), rank("setting")
+    groups = [(key, part) for key, part in rows.groupby(["dataset", "setting", "labeled"], sort=False)
+              if not (part.status == "needs-data").all()]
+    return sorted(groups, key=lambda g: (d_rank[g[0][0]], s_rank[g[0][1]], labeled_key(g[0][2])))
+
+
+def _bars(part: pd.DataFrame) -> pd.DataFrame:
+    """One row per method: the paper's value and ours. Where a cell was run at several profiles,
+    ours is the paper-protocol run (`protocol` True); a cell without a result keeps its status."""
+    out = []
+    for method, cell in part.groupby("method", sort=False):
+        done = cell[cell.status.isin(DRAWN) & cell.reproduced_value.notna()]
+        done = done.assign(first=(done.profile != "paper")).sort_values("first", kind="stable")
+        paper = cell.paper_value.dropna()
+        row = {"method": method, "paper_value": paper.iloc[0] if len(paper) else np.nan,
+               "ours": np.nan, "std": np.nan, "n_runs": 0, "protocol": False,
+               "status": cell.status.iloc[0]}
+        if len(done):
+            best = done.iloc[0]
+            row.update(ours=best.reproduced_value, std=best.reproduced_std, n_runs=int(best.n_runs),
+                       protocol=best.profile == "paper", status=best.status)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _layout(keys: list[tuple[str, str, str]]) -> list[list[int]]:
+    """Panel indices per grid row. A row per dataset·setting when that makes a grid of a few rows
+    (Table 5 on MNIST: γ across, settings down), else a row per dataset, else panels in reading
+    order; each wrapped at MAX_COLUMNS, balanced (8 panels: 4 + 4, not 5 + 3)."""
+    def rows_by(key_of):
+        groups: list[list[int]] = []
+        for i, key in enumerate(keys):
+            if groups and key_of(keys[groups[-1][0]]) == key_of(key):
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        widest = max(len(g) for g in groups)
+        per_row = -(-widest // -(-widest // MAX_COLUMNS))
+        return groups, [g[i:i + per_row] for g in groups for i in range(0, len(g), per_row)]
+
+    candidates = [rows_by(key_of) for key_of in (lambda k: k[:2], lambda k: k[0], lambda k: None)]
+    for groups, grid in candidates:
+        if np.mean([len(g) for g in groups]) >= 2 and len(grid) <= MAX_ROWS:
+            return grid
+    return min((grid for _, grid in candidates), key=len)
+
+
+def _value_limits(bars: list[pd.DataFrame]) -> tuple[float, float]:
+    """y-limits for these panels: from a little below their smallest value (bar or error bar),
+    not from 0, so that gaps of a point or two stay visible."""
+    values = []
+    for b in bars:
+        std = b["std"].fillna(0)
+        values += [b.paper_value, b.ours - std, b.ours + std]
+    values = pd.concat(values).dropna()
+    if values.empty:
+        return 0.0, 100.0
+    lo, hi = float(values.min()), float(values.max())
+    pad = max(0.6, 0.12 * (hi - lo))
+    return max(0.0, np.floor(lo - 2 * pad)), hi + 1.5 * pad
+
+
+def _shared_limits(bars: list[pd.DataFrame]) -> tuple[float, float] | None:
+    """The row's common y-limits, or None where sharing would squash a panel's differences (a row
+    holding MNIST's IID cells at 92-98 % beside Non-IID cells down to 45 %)."""
+    own = [_value_limits([b]) for b in bars]
+    shared = _value_limits(bars)
+    narrowest = min(top - bottom for bottom, top in own)
+    return shared if shared[1] - shared[0] <= 2 * narrowest else None
+
+
+def _draw_panel(ax, bars: pd.DataFrame, title: str, mark_protocol: bool, show_n: bool) -> None:
+    x = np.arange(len(bars))
+    ax.bar(x - 0.2, bars.paper_value, width=0.4, color=PAPER_GREY, label="paper")
+    ours = ax.bar(x + 0.2, bars.ours, width=0.4, color=OURS_BLUE, label="ours")
+    for patch, protocol in zip(ours.patches, bars.protocol):
+        if protocol and mark_protocol:
+            patch.set_hatch("////")
+            patch.set_edgecolor("white")
+    finite = bars["std"].notna() & bars.ours.notna()        # one seed has no std: no error bar
+    if finite.any():
+        ax.errorbar(x[finite] + 0.2, bars.ours[finite], yerr=bars["std"][finite], fmt="none",
+                    ecolor="black", elinewidth=0.9, capsize=2.5)
+    bottom, top = ax.get_ylim()
+    for xi, b in zip(x, bars.itertuples()):
+        if np.isnan(b.ours):
+            ax.text(xi + 0.2, bottom + 0.03 * (top - bottom), NO_RUN.get(b.status, "no run"),
+                    rotation=90, ha="center", va="bottom", fontsize=6.5, color="#555555")
+        elif b.n_runs > 1 and show_n:
+            ax.text(xi + 0.2, b.ours + (0 if np.isnan(b.std) else b.std), f"n={b.n_runs}",
+                    ha="center", va="bottom", fontsize=6)
+    labels = [METHOD_LABELS.get(m, m) for m in bars.method]
+    ax.set_xticks(x, labels, rotation=35, ha="right", rotation_mode="anchor", fontsize=7.5)
+    half = max(len(bars), 3) / 2          # a lone method keeps bars of the usual width, centred
+    ax.set_xlim((len(bars) - 1) / 2 - half, (len(bars) - 1) / 2 + half)
+    ax.tick_params(axis="y", labelsize=7.5)
+    ax.grid(axis="y", lw=0.4, alpha=0.5)
+    ax.set_axisbelow(True)
+    ax.set_title(title, fontsize=9)
+
+
+def _ours_note(drawn: pd.DataFrame) -> str:
+    """Which profile(s) produced the drawn numbers, with their seeds per cell."""
+    notes = []
+    for profile, part in drawn.groupby("profile", sort=False):
+        seeds = sorted(set(part.n_runs.astype(int)))
+        n = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
+        what = [PROFILE_NOTES[profile]] if profile in PROFILE_NOTES else []
+        what.append(f"{n} seed{'s' if seeds[-1] > 1 else ''} per cell")
+        notes.append(f"{profile} profile ({', '.join(what)})")
+    return "ours: " + "; ".join(notes)
+
+
+def _missing_note(rows: pd.DataFrame) -> str:
+    """How many cells (coordinates × method) have no result, and why."""
+    cell = ["dataset", "setting", "labeled", "method"]
+    result = rows.status.isin(DRAWN) & rows.reproduced_value.notna()
+    has_result = result.groupby([rows[c] for c in cell], sort=False).transform("any")
+    total = len(rows.drop_duplicates(cell))
+    notes = []
+    for status, part in rows[~has_result].drop_duplicates(cell).groupby("status", sort=False):
+        what = {"needs-data": "need data", "needs-gpu": "need a GPU"}.get(status, status)
+        absent = f" ({', '.join(dict.fromkeys(part.dataset))} not on this machine)" if status == "needs-data" else ""
+        notes.append(f"{len(part)} of {total} cells {what}{absent}")
+    return "; ".join(notes)
+
+
+def _nothing_to_draw(title: str, missing: str):
+    """Every cell lacks a result (e.g. no dataset of the table is on this machine): say so
+    rather than draw empty axes."""
+    fig, ax = plt.subplots(figsize=(7.0, 1.6), layout="constrained")
+    ax.axis("off")
+    ax.text(0.5, 0.5, f"No reproduced value to draw.\n{missing or 'no accuracy rows'}",
+            ha="center", va="center", fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    return fig, np.array([ax])
+
+
+def _legend_and_notes(fig, drawn: pd.DataFrame, header: str, missing: str, truncated: bool) -> None:
+    """The legend under the title (one artist, so the layout never lets them overlap) and a
+    footer saying which cells are absent and that the y axes do not start at 0."""
+    handles = [plt.Rectangle((0, 0), 1, 1, color=PAPER_GREY), plt.Rectangle((0, 0), 1, 1, color=OURS_BLUE)]
+    labels = ["paper", "ours" + (" (± std over seeds)" if drawn.reproduced_std.notna().any() else "")]
+    if drawn.profile.nunique() > 1:
+        handles.append(plt.Rectangle((0, 0), 1, 1, facecolor=OURS_BLUE, hatch="////", edgecolor="white"))
+        labels.append(f"ours, paper protocol where run ({(drawn.profile == 'paper').sum()} cells)")
+    fig.legend(handles, labels, loc="outside upper center", ncols=len(handles), fontsize=8, frameon=False,
+               title=header, title_fontsize=10, alignment="center")
+    fig.supylabel("test accuracy (%)", fontsize=9)
+    footer = [missing + "; panels without any run are left out" if missing else "",
+              "y axes truncated: each starts a little below its smallest value, not at 0" if truncated else ""]
+    fig.supxlabel("\n".join(t for t in footer if t), fontsize=7.5, color="#444444")
+
+
 def paper_vs_reproduced(frame: pd.DataFrame, title: str = ""):
-    """Grouped bars: the paper's value and ours (± std over seeds) for every accuracy cell."""
-    rows = frame[frame.metric == "accuracy"].reset_index(drop=True)
-    labels = [f"{r.method}\n{r.setting} {r.dataset}" for r in rows.itertuples()]
-    x = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(rows) + 1.5), 3.6))
-    ax.bar(x - 0.2, rows.paper_value.astype(float), width=0.4, label="paper", color="#999999")
-    ax.bar(x + 0.2, rows.reproduced_value.astype(float), width=0.4, label="reproduced",
-           yerr=rows.reproduced_std.astype(float).fillna(0), color="#1f77b4", capsize=3)
-    for xi, status in zip(x, rows.status):
-        if status not in ("ok", "reduced"):
-            ax.text(xi, 1, status, rotation=90, ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(x, labels, fontsize=8)
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig, ax
+    """Small multiples, one panel per (dataset, setting, labeled): per method the paper's test
+    accuracy (grey) beside ours (blue, ± std over seeds where there are several). Returns the
+    figure and the 1-D array of drawn panels, in reading order."""
+    rows = frame[frame.metric == "accuracy"].assign(labeled=lambda f: f.labeled.astype(str))
+    rows = rows.reset_index(drop=True)
+    missing = _missing_note(rows) if len(rows) else ""
+    drawn = rows[rows.status.isin(DRAWN) & rows.reproduced_value.notna()]
+    panels = _panels(rows)
+    if not panels:
+        return _nothing_to_draw(title, missing)
+
+    keys = [key for key, _ in panels]
+    bars = [_bars(part) for _, part in panels]
+    grid = _layout(keys)
+    ncols = max(len(r) for r in grid)
+    panel_w = min(MAX_WIDTH_IN / ncols, max(3.0, METHOD_SLOT_IN * max(map(len, bars)) + 1.0))
+    fig = plt.figure(figsize=(panel_w * ncols, ROW_HEIGHT_IN * len(grid) + 1.3), layout="constrained")
+    mark_protocol = drawn.profile.nunique() > 1
+    show_n = drawn.n_runs.nunique() > 1           # else the header's "n seeds per cell" says it
+    chars = int(panel_w * 13)                     # characters a 9 pt title fits in one panel
+    axes = np.empty(len(panels), dtype=object)
+    grid_axes = fig.subplots(len(grid), ncols, squeeze=False)
+    for r, members in enumerate(grid):
+        limits = _shared_limits([bars[i] for i in members])
+        for c, ax in enumerate(grid_axes[r]):
+            if c >= len(members):
+                fig.delaxes(ax)
+                continue
+            i = members[c]
+            ax.set_ylim(*(limits or _value_limits([bars[i]])))
+            _draw_panel(ax, bars[i], panel_title(*keys[i], max_chars=chars), mark_protocol, show_n)
+            if c and limits:
+                ax.tick_params(axis="y", labelleft=False)   # the row shares one y scale
+            axes[i] = ax
+
+    header = "\n".join(t for t in (title, _ours_note(drawn) if len(drawn) else "") if t)
+    _legend_and_notes(fig, drawn, header, missing, truncated=any(ax.get_ylim()[0] > 0 for ax in axes))
+    return fig, axes
 
 
 def save_figure(fig, name: str, profile: str) -> Path:
-    """figures/<name>.png, written atomically (a half-written figure never replaces a good one)."""
+    """figures/<name>.png, written atomically (a half-written figure never replaces a good one);
+    the temporary file's name is unique, so two processes saving the same figure never collide."""
     path = figures_dir(profile) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, dpi=120, format="png")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, dpi=120, format="png")
+        os.chmod(tmp, 0o644)     # mkstemp makes files private; figures are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 

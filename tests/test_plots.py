@@ -1,0 +1,223 @@
+"""paper_vs_reproduced's small multiples and save_figure's atomic write, on hand-built frames."""
+import io
+import itertools
+import math
+import struct
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.container import ErrorbarContainer  # noqa: E402
+
+from fssl_core import plots  # noqa: E402
+from fssl_core.plots import paper_vs_reproduced, save_figure  # noqa: E402
+from fssl_core.report import COLUMNS  # noqa: E402
+
+
+def _row(**values):
+    base = {c: math.nan for c in COLUMNS}
+    base.update(paper="fedsiam", table="table5", setting="iid", labeled="0.10", dataset="mnist",
+                method="fedavg", metric="accuracy", paper_value=95.0, reproduced_value=94.0, n_runs=1,
+                profile="quick", device="cpu", seconds=1.0, status="reduced")
+    base.update(values)
+    return base
+
+
+def _frame(rows):
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _png_size(fig) -> tuple[int, int]:
+    """(width, height) in pixels of the PNG that save_figure would write (120 dpi)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=120, format="png")
+    return struct.unpack(">II", buffer.getvalue()[16:24])     # the IHDR chunk
+
+
+def _ours_heights(ax):
+    """Heights of the blue bars that were drawn (a NaN height draws nothing)."""
+    ours = ax.containers[1]
+    return [p.get_height() for p in ours.patches if np.isfinite(p.get_height())]
+
+
+def test_one_panel_per_dataset_setting_and_gamma_with_every_coordinate_in_its_title():
+    rows = [_row(dataset=d, setting=s, method=m, paper_value=90 + i, reproduced_value=91 + i)
+            for d, s in itertools.product(["mnist", "fmnist"], ["iid", "noniid1"])
+            for i, m in enumerate(["fedavg", "fedsiam_pi", "fedsiam_d"])]
+    # metrics other than accuracy are not drawn
+    rows.append(_row(metric="upload_mb", paper_value=5.0, reproduced_value=6.0))
+    fig, axes = paper_vs_reproduced(_frame(rows), title="T")
+    assert len(axes) == 4
+    titles = [ax.get_title() for ax in axes]
+    assert titles == ["mnist · iid · γ=0.10", "mnist · noniid1 · γ=0.10",
+                      "fmnist · iid · γ=0.10", "fmnist · noniid1 · γ=0.10"]
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["FedAvg", "FedSiam-Π", "FedSiam-D"]
+    assert _ours_heights(axes[0]) == [91, 92, 93]
+
+
+def test_a_label_count_is_not_called_gamma():
+    fig, axes = paper_vs_reproduced(_frame([_row(paper="fedanchor", labeled="250", dataset="cifar10")]))
+    assert axes[0].get_title() == "cifar10 · iid · 250 labels"
+
+
+def test_panels_that_only_need_data_are_dropped_and_counted_in_the_footer():
+    rows = [_row(method=m) for m in ["fedavg", "fedsem"]]
+    rows += [_row(dataset="cifar10", method=m, paper_value=50.0, reproduced_value=math.nan, n_runs=0,
+                  status="needs-data") for m in ["fedavg", "fedsem"]]
+    # inside a kept panel, a cell without a run keeps its paper bar and says "no run"
+    rows.append(_row(method="fedmatch", paper_value=93.0, reproduced_value=math.nan, n_runs=0,
+                     status="needs-data"))
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    assert [ax.get_title() for ax in axes] == ["mnist · iid · γ=0.10"]
+    ax = axes[0]
+    assert [p.get_height() for p in ax.containers[0].patches] == [95.0, 95.0, 93.0]
+    assert _ours_heights(ax) == [94.0, 94.0]
+    assert "no run" in [t.get_text() for t in ax.texts]
+    footer = fig._supxlabel.get_text()
+    assert "3 of 5 cells need data (cifar10, mnist not on this machine)" in footer
+
+
+def test_needs_gpu_and_diverged_rows_draw_no_bar_of_ours():
+    rows = [_row(method="fedavg"), _row(method="fedsem", status="needs-gpu", reproduced_value=math.nan),
+            _row(method="fedmatch", status="diverged", reproduced_value=12.0)]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    assert _ours_heights(axes[0]) == [94.0]
+    assert {"needs GPU", "diverged"} <= {t.get_text() for t in axes[0].texts}
+    assert "1 of 3 cells need a GPU" in fig._supxlabel.get_text()
+
+
+def test_error_bars_only_where_the_std_over_seeds_is_finite():
+    rows = [_row(method="fedavg", reproduced_std=0.5, n_runs=3),
+            _row(method="fedsem", reproduced_std=math.nan, n_runs=1)]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    bars = [c for c in axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 1
+    segments = bars[0].lines[2][0].get_segments()
+    assert len(segments) == 1
+    (x0, y0), (x1, y1) = segments[0]
+    assert x0 == pytest.approx(0.2) and (y0, y1) == pytest.approx((93.5, 94.5))
+    # seeds differ between cells, so the panel says how many each bar averages
+    assert "n=3" in [t.get_text() for t in axes[0].texts]
+
+
+def test_y_axis_starts_below_the_smallest_value_not_at_zero_and_says_so():
+    rows = [_row(method="fedavg", paper_value=96.0, reproduced_value=97.5),
+            _row(method="fedsem", paper_value=93.0, reproduced_value=92.0)]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    bottom, top = axes[0].get_ylim()
+    assert 80 < bottom < 92 and top > 97.5
+    assert "truncated" in fig._supxlabel.get_text()
+
+
+def test_the_paper_protocol_run_is_drawn_and_marked_where_one_exists():
+    rows = [_row(method="fedavg", reproduced_value=91.0, profile="quick"),
+            _row(method="fedavg", reproduced_value=96.9, profile="paper"),
+            _row(method="fedsem", reproduced_value=92.0, profile="quick")]
+    fig, axes = paper_vs_reproduced(_frame(rows), title="FedSiam Table 5")
+    ours = axes[0].containers[1].patches
+    assert [p.get_height() for p in ours] == [96.9, 92.0]
+    assert [p.get_hatch() for p in ours] == ["////", None]
+    header = fig.legends[0].get_title().get_text()
+    assert header.startswith("FedSiam Table 5\nours: quick profile") and "paper profile" in header
+
+
+def test_forty_panels_fit_a_slide_width():
+    rows = [_row(dataset=d, setting=f"s{s}", method=m)
+            for d in ["mnist", "svhn"] for s in range(20)
+            for m in ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch", "fedsiam_pi",
+                      "fedsiam_mt", "fedsiam_d"]]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    assert len(axes) == 40
+    # the PNG's pixels are the figure's inches at save_figure's 120 dpi (no tight bbox); drawing
+    # 40 panels to check it would take seconds, the next test saves a real one
+    width, height = fig.get_size_inches() * 120
+    assert width <= 2400 and height <= 3000
+
+
+def test_long_variant_names_never_overlap():
+    """Table 7: one panel per ablation setting; titles and rotated method names stay apart."""
+    settings = ["siamese=no", "siamese=yes", "alpha_max=0.9", "alpha_max=0.9999",
+                "quantile_curve=linear", "quantile_curve=rectangle"]
+    rows = [_row(setting=s, method=m) for s in settings
+            for m in ["fedsiam_d", "fedsiam_nosiam", "fedanchor_client_server_mixup"]]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [ax.get_tightbbox(renderer) for ax in axes]        # title, tick labels and axes
+    for a, b in itertools.combinations(boxes, 2):
+        assert not a.overlaps(b)
+    assert _png_size(fig)[0] <= 2400
+
+
+def test_a_table_without_any_run_says_so_in_one_small_figure():
+    rows = [_row(dataset="cifar10", method=m, reproduced_value=math.nan, n_runs=0, status="needs-data")
+            for m in ["fedavg", "fedsem"]]
+    fig, axes = paper_vs_reproduced(_frame(rows), title="FedAnchor Table 1")
+    assert len(axes) == 1
+    assert "2 of 2 cells need data (cifar10" in axes[0].texts[0].get_text()
+    assert _png_size(fig)[0] <= 2400
+
+
+def _listing(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_save_figure_leaves_no_temporary_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    fig, _ = plt.subplots()
+    path = save_figure(fig, "t5", "quick")
+    assert path == tmp_path / "figures" / "t5.png" and _listing(path.parent) == ["t5.png"]
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_two_saves_of_one_name_at_once_both_succeed(tmp_path, monkeypatch):
+    """The second save starts and finishes while the first is between writing its temporary
+    file and renaming it (with one shared temporary name, the first rename would fail)."""
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    first, _ = plt.subplots(figsize=(2, 2))
+    second, _ = plt.subplots(figsize=(3, 3))
+    draw_first = first.savefig
+
+    def interleaved(target, **kwargs):
+        draw_first(target, **kwargs)
+        save_figure(second, "t5", "quick")
+
+    monkeypatch.setattr(first, "savefig", interleaved)
+    path = save_figure(first, "t5", "quick")
+    assert _listing(path.parent) == ["t5.png"]
+    assert struct.unpack(">II", path.read_bytes()[16:24]) == (240, 240)   # the first one won, last
+
+
+def test_a_failed_save_removes_its_temporary_file_and_keeps_the_old_figure(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    fig, _ = plt.subplots()
+    path = save_figure(fig, "t5", "quick")
+    before = path.read_bytes()
+
+    def broken(target, **kwargs):
+        half = b"half a png"
+        target.write(half) if hasattr(target, "write") else Path(target).write_bytes(half)
+        raise RuntimeError("renderer crashed")
+
+    monkeypatch.setattr(fig, "savefig", broken)
+    with pytest.raises(RuntimeError):
+        save_figure(fig, "t5", "quick")
+    assert _listing(path.parent) == ["t5.png"] and path.read_bytes() == before
+
+
+def test_method_labels_cover_every_transcribed_method():
+    from fssl_core.report import paper_values
+
+    methods = set(paper_values().method) - {"best", "local_model"}   # not drawn as bars
+    assert methods <= set(plots.METHOD_LABELS)
