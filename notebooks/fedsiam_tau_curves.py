@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -74,7 +76,9 @@ save_figure(fig, "fedsiam_tau_rectangle", run_profile.name)
 # %% [markdown]
 # ## Explorer
 # Move the sliders to see τ per round, the upload relative to FedSiam-MT, and, if you pick a
-# finished FedSiam-D run, its measured per-round fraction of online-net parameters sent.
+# finished FedSiam-D run, its measured per-round fraction of online-net parameters sent. ϕ_g is
+# kept above φ_g (a run's config requires it too); the lines above the figure say when it was
+# raised, when τ is clipped to 1, and when τ is 0 in every round.
 
 # %%
 explorer = TauExplorer(runs=measured)

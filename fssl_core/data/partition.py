@@ -48,6 +48,11 @@ PARTITIONS = (
 MAX_DIRICHLET_DRAWS = 1000
 
 
+class DirichletDrawError(ValueError):
+    """No Dirichlet draw in MAX_DIRICHLET_DRAWS met the min_client_size rule: the arguments are valid,
+    but this (μ, number of clients, data, seed) cannot be split; the explorer catches exactly this."""
+
+
 @dataclass(frozen=True, eq=False)
 class ClientSplit:
     labeled: np.ndarray    # int64 indices into the training set, sorted ascending
@@ -380,7 +385,7 @@ def server_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clie
       that already holds ≥ N/K samples (the reference's "Balance" step); renormalize; cut the
       shuffled class-c samples at int(cumsum(p)·n_c);
       redraw everything until every client holds ≥ min_client_size samples (the reference uses
-      10), at most MAX_DIRICHLET_DRAWS times, else a ValueError naming the arguments.
+      10), at most MAX_DIRICHLET_DRAWS times, else a DirichletDrawError (a ValueError) naming the arguments.
     The redraws use the same seeded generator, so the result is still a function of the seed.
     """
     name = 'server_dirichlet'
@@ -732,7 +737,7 @@ def _dirichlet_over_clients(name, labels, pool, num_classes, num_clients, alpha,
             if sizes.min() >= min_size:
                 break
     else:
-        raise ValueError(
+        raise DirichletDrawError(
             f"partition '{name}': no Dirichlet draw in {MAX_DIRICHLET_DRAWS} gave every one of "
             f"num_clients={num_clients} clients at least {min_size} of the {pool.size} samples with "
             f"dirichlet_alpha={alpha!r}; lower min_client_size or num_clients, or raise dirichlet_alpha")
