@@ -8,6 +8,7 @@ PROFILE ?= headline
 .PHONY: reproduce test
 
 $(VENV)/.installed: pyproject.toml
+	@echo "[make] installing fssl_core and its dependencies into $(VENV) (once; about 2 minutes)"
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
@@ -16,4 +17,4 @@ reproduce: $(VENV)/.installed
 	$(PY) -m fssl_core reproduce --profile $(PROFILE)
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -rs
