@@ -18,7 +18,7 @@ def _row(**values):
 
 def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, monkeypatch):
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
-    (tmp_path / "README.md").write_text("intro\n<!-- results:start -->\nold\n<!-- results:end -->\nafter\n")
+    (tmp_path / "README.md").write_text("intro\n<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\nafter\n")
     frame = pd.DataFrame([
         _row(dataset="mnist", method="fedavg", paper_value=95.13, reproduced_value=96.94, n_runs=1,
              seconds=70.5, status="reduced"),
@@ -30,20 +30,51 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
 
     report = merge_results("quick", {"fedsiam_table5": 71.0}).read_text()
     assert "| iid | 0.10 | mnist | fedavg | accuracy | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
-    assert "| cifar10 | fedavg | accuracy | 49.14 |  |" in report and "needs-data" in report
+    assert "cifar10 | fedavg" not in report                      # needs-data rows: one line per table
+    assert "1 row(s) need data not on the measuring machine: cifar10 (1)." in report
     assert "| fedsiam_table5 | 71 |" in report
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("intro\n<!-- results:start -->\n") and readme.endswith("<!-- results:end -->\nafter\n")
-    assert "old" not in readme and "96.94" in readme
+    # the README holds the summary: 2 printed cells, 1 measured (reduced), 1.81 points off, 1 waiting for data
+    assert "OLD BLOCK" not in readme and "| fedsiam | 2 | 0 | 1 | 0 | 1 | — |" in readme
+    assert report.index("## Summary") < report.index("## fedsiam — table5")
+
+
+def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts():
+    from fssl_core.report import claim_verdicts, summary
+    frame = pd.DataFrame([
+        _row(method="a", paper_value=95.0, reproduced_value=90.0, n_runs=1, profile="quick", status="reduced"),
+        _row(method="a", paper_value=95.0, reproduced_value=94.0, n_runs=3, profile="paper", status="ok"),
+        _row(method="b", paper_value=95.0, reproduced_value=96.6, n_runs=1, profile="quick", status="reduced"),
+        _row(table="t_claims", method="a vs b", metric="gap", reproduced_value=2.0, n_runs=1),
+        _row(table="t_claims", method="a vs b", metric="saving", paper_value=0.5, reproduced_value=0.4, n_runs=1),
+    ], columns=COLUMNS)
+    (row,) = summary(frame).to_dict("records")
+    assert row == {"paper": "fedsiam", "cells": 2, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
+                   "needs data": 0, "claims holding": "1 of 2"}          # a: 94.0 at paper (1.0 off); b: 1.6 off
+    assert claim_verdicts(frame).verdict.tolist() == ["holds", "refuted"]   # 2.0 > 0; 0.4 short of the paper's 0.5
+
+
+def test_smoke_and_headline_reports_show_no_smoke_number_and_leave_the_readme(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    (tmp_path / "README.md").write_text("<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\n")
+    for profile in ("smoke", "headline"):
+        save_notebook_results(pd.DataFrame([_row(method="fedavg", paper_value=95.0, reproduced_value=12.34, n_runs=1,
+                                                 profile=profile)], columns=COLUMNS), "nb", PROFILES[profile])
+        merge_results(profile)
+    smoke = (tmp_path / "results" / "smoke" / "REPORT.md").read_text()
+    assert "12.34" not in smoke and "measure nothing" in smoke
+    assert "12.34" in (tmp_path / "results" / "headline" / "REPORT.md").read_text()
+    assert "OLD BLOCK" in (tmp_path / "README.md").read_text()
 
 
 def test_smoke_results_never_touch_the_readme(tmp_path, monkeypatch):
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
-    (tmp_path / "README.md").write_text("<!-- results:start -->\nold\n<!-- results:end -->\n")
+    (tmp_path / "README.md").write_text("<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\n")
     save_notebook_results(pd.DataFrame([_row(dataset="mnist", method="fedavg", status="reduced")], columns=COLUMNS),
                           "nb", PROFILES["smoke"])
     merge_results("smoke")
-    assert "old" in (tmp_path / "README.md").read_text()
+    assert "OLD BLOCK" in (tmp_path / "README.md").read_text()
     assert (tmp_path / "results" / "smoke" / "REPORT.md").exists()
 
 
