@@ -1,7 +1,13 @@
 """Speed benchmark: seconds per round of the same round trained three ways, printed as a table.
 
-`python -m fssl_core bench [device=cpu|cuda] [rounds=3] [cases=mnist_fedavg,...] [readme=yes]`
-compares, in one process on one machine (readme=yes also writes the table into the README):
+`python -m fssl_core bench [device=cpu|cuda] [cases=all|mnist_fedavg,...] [rounds=N] [readme=yes]`
+  (no cases=)  the quick look: mnist_fedavg and mnist_fedsiam_d, one timed round each (rounds=1
+               unless given), about 2½ minutes on one core of a 2-core x86 CPU;
+  cases=all    every case in CASES, rounds=3 unless given (the README's table; tens of minutes or more on CPU);
+  cases=a,b    the cases named, rounds=3 unless given.
+It prints what it will run and roughly how long it will take, then the table's header, then each
+case's row as soon as that case is measured, and at the end the whole table again (readme=yes also
+writes it into the README). It compares, in one process on one machine:
   (a) loop    the loop the FSSL papers' code uses: a torchvision dataset with per-sample transforms,
               a `Subset` + `DataLoader(batch_size=10, shuffle=True)` per client, a model copy and
               `torch.optim.SGD` (FedAvg; FedSiam-D on MNIST with two-view transforms, an online
@@ -21,7 +27,6 @@ the round's FLOP floor (its FLOPs at that peak) and how far above it the cohort 
 from __future__ import annotations
 
 import copy
-import json
 import statistics
 import time
 from typing import Callable
@@ -39,6 +44,8 @@ CASES = {
     # FedMatch with its own optimiser (momentum 0); rounds 1-4 hold no helper round (every 10th)
     "mnist_fedmatch": dict(algorithm="fedmatch", dataset="mnist", momentum=0.0),
 }
+# the default: the MNIST CNN's two cases, FedAvg (cheap) and FedSiam-D (the siamese work), one timed round each
+QUICK_CASES, QUICK_ROUNDS, ROUNDS = ("mnist_fedavg", "mnist_fedsiam_d"), 1, 3
 PROTOCOL = dict(partition="iid", labeled_ratio=0.1, clients=100, clients_per_round=10, local_epochs=5, batch_size=10,
                 lr=0.01, momentum=0.9, weight_decay=1e-4, seed=1234)
 
@@ -198,64 +205,116 @@ def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int,
     return {name: statistics.median(s) for name, s in seconds.items()}
 
 
-def bench(device: str = "cpu", rounds: int = 3, cases=tuple(CASES)) -> list[dict]:
+def measure_case(case: str, device: str, rounds: int) -> dict:
+    """One case's row: seconds per round of each trainer (median of `rounds` interleaved rounds after a
+    warm-up round), their ratios, and the round's counted FLOPs."""
+    # rounds far beyond those timed, evaluated never: the figures are of training, not of the test pass
+    cfg = RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[case]})
+    row = {"case": case, "device": device,
+           "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+           "threads": torch.get_num_threads()}
+    trainers = {}
+    if cfg.algorithm == "fedavg":
+        trainers["loop"] = loop_rounds(cfg)
+    elif cfg.algorithm.startswith("fedsiam") and cfg.dataset == "mnist":
+        trainers["loop"] = loop_siamese_rounds(cfg)      # (FedMatch's own loop is not written out here)
+    trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
+    trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
+    for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
+        row[f"{name}_s"] = round(seconds, 4)
+    row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
+    if "loop_s" in row:
+        row["cohort_vs_loop"] = round(row["loop_s"] / row["cohort_s"], 2)
+    flops = round_flops(cfg)
+    row["round_gflop"] = round(flops / 1e9, 2)
+    row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
+    peak = device_peak_tflops(row["device_name"])
+    if peak is not None:
+        row["peak_tflops"] = peak
+        row["cohort_vs_flop_floor"] = round(row["cohort_s"] / (flops / (peak * 1e12)), 1)
+    return row
+
+
+def _check_cases(cases) -> None:
+    """Refuse an unknown case before any case runs, not after an hour of the others."""
+    unknown = [case for case in cases if case not in CASES]
+    if unknown:
+        raise ValueError(f"bench: cases={','.join(unknown)}: must be all or among {', '.join(CASES)}")
+
+
+def bench(device: str = "cpu", rounds: int = ROUNDS, cases=tuple(CASES),
+          on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """The rows of `cases`, measured one case after another; `on_row` is called with each row as
+    soon as its case is measured."""
+    _check_cases(cases)
     if device == "cpu":
         torch.set_num_threads(1)     # as runs train (RunStore.execute): one run per core
     rows = []
     for case in cases:
-        if case not in CASES:
-            raise ValueError(f"bench: cases={case!r}: must be among {', '.join(CASES)}")
-        # rounds far beyond those timed, evaluated never: the figures are of training, not of the test pass
-        cfg = RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[case]})
-        row = {"case": case, "device": device,
-               "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-               "threads": torch.get_num_threads()}
-        trainers = {}
-        if cfg.algorithm == "fedavg":
-            trainers["loop"] = loop_rounds(cfg)
-        elif cfg.algorithm.startswith("fedsiam") and cfg.dataset == "mnist":
-            trainers["loop"] = loop_siamese_rounds(cfg)      # (FedMatch's own loop is not written out here)
-        trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
-        trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
-        for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
-            row[f"{name}_s"] = round(seconds, 4)
-        row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
-        if "loop_s" in row:
-            row["cohort_vs_loop"] = round(row["loop_s"] / row["cohort_s"], 2)
-        flops = round_flops(cfg)
-        row["round_gflop"] = round(flops / 1e9, 2)
-        row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
-        peak = device_peak_tflops(row["device_name"])
-        if peak is not None:
-            row["peak_tflops"] = peak
-            row["cohort_vs_flop_floor"] = round(row["cohort_s"] / (flops / (peak * 1e12)), 1)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        rows.append(measure_case(case, device, rounds))
+        if on_row is not None:
+            on_row(rows[-1])
     return rows
 
 
+# Rough cost of each case on one idle CPU thread, seconds: (building its trainers, one round of all its
+# trainers, the FLOP-counted round, which FlopCounterMode slows 2-10×), timed 2026-11-24 on this
+# project's 2-core x86 machine with bench's own functions; only for the "roughly how long" line
+# printed before a bench starts. The CIFAR cases are not timed here (minutes a round on CPU).
+CPU_COST_S = {
+    "mnist_fedavg": (2, 1.8, 3.5),
+    "mnist_fedsiam_d": (2, 37, 45),
+    "mnist_fedmatch": (2, 38, 210),
+}
+
+
+def estimate_seconds(cases, rounds: int, device: str) -> tuple[float, list[str]]:
+    """Rough wall seconds of a CPU bench of `cases` (a warm-up round and `rounds` timed rounds each, then
+    the FLOP-counted round), and the cases with no estimate (on CUDA every case: none is recorded)."""
+    known = [c for c in cases if c in CPU_COST_S] if device == "cpu" else []
+    seconds = sum(build + (rounds + 1) * per_round + flop_round
+                  for build, per_round, flop_round in (CPU_COST_S[c] for c in known))
+    return seconds, [c for c in cases if c not in known]
+
+
+def plan_line(cases, rounds: int, device: str) -> str:
+    """What a bench will run and roughly for how long, printed before it starts."""
+    seconds, unknown = estimate_seconds(cases, rounds, device)
+    eta = f"roughly {seconds / 60:.1f} min on an idle x86 core" if seconds else ""
+    if device != "cpu":
+        eta = f"no time estimate on {device} (none recorded)"
+    elif unknown:
+        eta += (" plus " if eta else "") + f"an unknown time for {', '.join(unknown)}"
+    return (f"bench: {', '.join(cases)} on {device}{', 1 thread' if device == 'cpu' else ''}; per case a warm-up "
+            f"round and {rounds} timed round(s) of each trainer, then one FLOP-counted round; {eta}")
+
+
+MARKDOWN_HEAD = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
+                 "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor |\n" + "|" + "---|" * 10)
+
+
+def markdown_row(r: dict) -> str:
+    vs_loop = f"{r['cohort_vs_loop']}×" if "cohort_vs_loop" in r else "n/a"
+    floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
+    return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
+            f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
+            f"{r['cohort_tflops']} | {floor} |")
+
+
 def markdown(rows: list[dict]) -> str:
-    head = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
-            "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor |")
-    lines = [head, "|" + "---|" * 10]
-    for r in rows:
-        vs_loop = f"{r['cohort_vs_loop']}×" if "cohort_vs_loop" in r else "n/a"
-        floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
-        lines.append(f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
-                     f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
-                     f"{r['cohort_tflops']} | {floor} |")
-    return "\n".join(lines)
+    return "\n".join([MARKDOWN_HEAD] + [markdown_row(r) for r in rows])
 
 
 README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
-def readme_block(rows: list[dict], device: str) -> str:
-    """The measured table for the README, with what produced it."""
+def readme_block(rows: list[dict], device: str, options: str = "") -> str:
+    """The measured table for the README, with what produced it (`options`: the command's other key=value)."""
     import platform
     machine = (torch.cuda.get_device_name() if device == "cuda"
                else f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} thread(s)")
-    return (f"Measured {time.strftime('%Y-%m-%d')} by `python -m fssl_core bench device={device}` on {machine} "
+    command = " ".join(["python -m fssl_core bench", f"device={device}"] + ([options] if options else []))
+    return (f"Measured {time.strftime('%Y-%m-%d')} by `{command}` on {machine} "
             f"(torch {torch.__version__}):\n\n{markdown(rows)}\n")
 
 
@@ -266,10 +325,23 @@ def main(pairs: dict[str, str]) -> None:
                          "allowed are device, rounds, cases, readme")
     if pairs.get("readme", "no") not in ("no", "yes"):
         raise ValueError(f"bench: readme={pairs['readme']!r}: must be yes or no")
-    cases = pairs["cases"].split(",") if "cases" in pairs else tuple(CASES)
+    if "cases" not in pairs:
+        cases, rounds = QUICK_CASES, QUICK_ROUNDS
+    else:
+        cases, rounds = (tuple(CASES) if pairs["cases"] == "all" else tuple(pairs["cases"].split(","))), ROUNDS
+    if "rounds" in pairs:
+        if not pairs["rounds"].isdigit() or int(pairs["rounds"]) < 1:
+            raise ValueError(f"bench: rounds={pairs['rounds']!r}: must be an integer >= 1")
+        rounds = int(pairs["rounds"])
+    _check_cases(cases)
     device = pairs.get("device", "cpu")
-    rows = bench(device, int(pairs.get("rounds", 3)), cases)
+    print(plan_line(cases, rounds, device), flush=True)
+    print(MARKDOWN_HEAD, flush=True)
+    start = time.perf_counter()
+    rows = bench(device, rounds, cases, on_row=lambda row: print(markdown_row(row), flush=True))
+    print(f"\n{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min:\n")
     print(markdown(rows))
     if pairs.get("readme") == "yes":
         from .report import replace_readme_block
-        replace_readme_block(README_START, README_END, readme_block(rows, device))
+        options = f"cases={pairs.get('cases', ','.join(cases))} rounds={rounds}"
+        replace_readme_block(README_START, README_END, readme_block(rows, device, options))

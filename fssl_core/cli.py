@@ -19,6 +19,9 @@ def _pairs(items: list[str]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"argument {item!r}: expected key=value with a RunConfig field as key")
+        if key in pairs:
+            raise ConfigError(f"argument {item!r}: {key} given twice ({key}={pairs[key]!r} and {key}={value!r}); "
+                              "give each key once")
         pairs[key] = value
     return pairs
 
@@ -35,8 +38,55 @@ def cmd_partition(args) -> None:
     from .engine import Federation
     cfg = RunConfig.from_strings(_pairs(args.pairs))
     data = load_dataset(cfg.dataset)
-    partition = Federation.partition_of(cfg, data)
-    print(json.dumps(partition.counts(data.train_y.numpy(), data.num_classes), sort_keys=True))
+    counts = Federation.partition_of(cfg, data).counts(data.train_y.cpu().numpy(), data.num_classes)
+    print(json.dumps(counts, sort_keys=True) if args.json else partition_table(cfg, counts))
+
+
+# above this many classes a party's per-class counts are summarised, not listed (CIFAR-100)
+MAX_CLASS_COLUMNS = 10
+
+
+def partition_table(cfg: RunConfig, counts: dict) -> str:
+    """`Partition.counts` as a fixed-width table: one row per party (the server first when it holds
+    labels, then every client), its labeled and unlabeled counts, then per class "labeled/unlabeled"
+    ("-" where the party holds none of the class), or for many classes how many classes the party
+    holds and its three largest."""
+    import pandas as pd
+
+    from .data.partition import partition_arguments
+    parties = ([("server", counts["server"]["labeled"], None)] if sum(counts["server"]["labeled"].values()) else [])
+    parties += [(str(k), c["labeled"], c["unlabeled"]) for k, c in enumerate(counts["clients"])]
+    classes = list(counts["server"]["labeled"])
+    rows = {}
+    for name, labeled, unlabeled in parties:
+        unlabeled = unlabeled or dict.fromkeys(classes, 0)
+        row = {"labeled": sum(labeled.values()), "unlabeled": sum(unlabeled.values())}
+        if len(classes) <= MAX_CLASS_COLUMNS:
+            row.update({c: f"{labeled[c]}/{unlabeled[c]}" if labeled[c] or unlabeled[c] else "-" for c in classes})
+        else:
+            row["labeled classes"] = sum(v > 0 for v in labeled.values())
+            row["unlabeled classes"] = sum(v > 0 for v in unlabeled.values())
+            largest = sorted(classes, key=lambda c: -(labeled[c] + unlabeled[c]))[:3]
+            row["largest (class:labeled/unlabeled)"] = " ".join(f"{c}:{labeled[c]}/{unlabeled[c]}" for c in largest)
+        rows[name] = row
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("party").reset_index()
+    # γ, or at the server the count N_s that takes its place (Federation.partition_of); the partition's other
+    # arguments where they differ from RunConfig's defaults
+    size = (f"server_labeled={cfg.server_labeled}" if cfg.server_labeled > 0 and "server_labeled" in
+            partition_arguments(cfg.partition) else f"γ={cfg.labeled_ratio}")
+    default = RunConfig()
+    others = [f"{field}={getattr(cfg, field)}" for field in partition_arguments(cfg.partition)
+              if field not in ("labeled_ratio", "server_labeled") and getattr(cfg, field) != getattr(default, field)]
+    settings = " ".join([size] + others)
+    labeled, unlabeled = int(table["labeled"].sum()), int(table["unlabeled"].sum())
+    at_server = int(table.loc[table["party"] == "server", "labeled"].sum())
+    where = (f"({at_server} at the server, {labeled - at_server} at the clients)" if 0 < at_server < labeled
+             else "at the server" if at_server else "at the clients")
+    head = (f"partition={cfg.partition} dataset={cfg.dataset} clients={cfg.clients} {settings} seed={cfg.seed}\n"
+            f"{labeled + unlabeled} samples: {labeled} labeled {where}, {unlabeled} unlabeled; "
+            + ("per class: labeled/unlabeled" if len(classes) <= MAX_CLASS_COLUMNS
+               else f"{len(classes)} classes, summarised"))
+    return head + "\n" + table.to_string(index=False)
 
 
 def cmd_bench(args) -> None:
@@ -62,10 +112,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)
-    part = sub.add_parser("partition", help="print label counts per party of a partition as JSON")
+    part = sub.add_parser("partition", help="print a partition's labeled and unlabeled counts per party and class")
     part.add_argument("pairs", nargs="*", metavar="key=value")
+    part.add_argument("--json", action="store_true",
+                      help="print Partition.counts as one line of JSON instead of the table (for scripts)")
     part.set_defaults(func=cmd_partition)
-    bench = sub.add_parser("bench", help="seconds per round of FedAvg on the papers' CNNs, per device")
+    bench = sub.add_parser(
+        "bench", help="seconds per round: the papers' DataLoader loop vs the sequential vs the cohort trainer",
+        description="By default a quick look (mnist_fedavg and mnist_fedsiam_d, one timed round each: about 2½ min "
+                    "on CPU); cases=all runs every case (rounds=3; tens of minutes or more on CPU); cases=a,b picks. Options: "
+                    "device=cpu|cuda, cases=..., rounds=N, readme=yes. Each case's row is printed when it finishes. "
+                    "See fssl_core/bench.py.")
     bench.add_argument("pairs", nargs="*", metavar="key=value")
     bench.set_defaults(func=cmd_bench)
     rep = sub.add_parser("reproduce", help="plan and train the notebooks' runs, execute the notebooks with papermill, "

@@ -1,4 +1,7 @@
 """The benchmark's bookkeeping: interleaved rounds, the printed table and the README block."""
+import io
+import sys
+
 import pytest
 
 from fssl_core import bench
@@ -48,3 +51,67 @@ def test_bad_options_are_refused_by_name():
         bench.main({"device": "cpu", "round": "3"})
     with pytest.raises(ValueError, match="readme='maybe'"):
         bench.main({"readme": "maybe"})
+
+
+def _fake_row(case, device, rounds):
+    return {"case": case, "device": device, "device_name": "cpu", "threads": 1, "loop_s": 2.0, "seq_s": 1.0,
+            "cohort_s": 0.5, "cohort_vs_seq": 2.0, "cohort_vs_loop": 4.0, "round_gflop": 7.79, "cohort_tflops": 0.016}
+
+
+class _FlushedOut(io.StringIO):
+    """stdout that remembers what had been flushed: what a terminal or a pipe would have shown."""
+    flushed = ""
+
+    def flush(self):
+        self.flushed = self.getvalue()
+
+
+def test_each_case_is_printed_as_soon_as_it_is_measured(monkeypatch):
+    out = _FlushedOut()
+    shown_when_started = {}
+
+    def measure(case, device, rounds):
+        shown_when_started[case] = out.flushed
+        return _fake_row(case, device, rounds)
+
+    monkeypatch.setattr(bench, "measure_case", measure)
+    monkeypatch.setattr(bench.torch, "set_num_threads", lambda n: None)     # the test process keeps its threads
+    monkeypatch.setattr(sys, "stdout", out)
+    bench.main({"cases": "mnist_fedavg,mnist_fedsiam_d"})
+    first_row = bench.markdown_row(_fake_row("mnist_fedavg", "cpu", 3))
+    before_first, before_second = shown_when_started["mnist_fedavg"], shown_when_started["mnist_fedsiam_d"]
+    assert before_first.startswith("bench: mnist_fedavg, mnist_fedsiam_d on cpu, 1 thread; per case a warm-up round")
+    assert before_first.endswith(bench.MARKDOWN_HEAD + "\n") and first_row not in before_first
+    assert before_second.endswith(bench.MARKDOWN_HEAD + "\n" + first_row + "\n")
+    # and the whole table once more at the end
+    assert out.getvalue().endswith(bench.markdown([_fake_row(c, "cpu", 3) for c in ("mnist_fedavg", "mnist_fedsiam_d")])
+                                   + "\n")
+
+
+@pytest.mark.parametrize("pairs, cases, rounds", [
+    ({}, bench.QUICK_CASES, bench.QUICK_ROUNDS),
+    ({"rounds": "2"}, bench.QUICK_CASES, 2),
+    ({"cases": "all"}, tuple(bench.CASES), 3),
+    ({"cases": "cifar_fedavg,mnist_fedavg"}, ("cifar_fedavg", "mnist_fedavg"), 3),
+])
+def test_the_default_is_the_quick_set_and_all_is_every_case(monkeypatch, capsys, pairs, cases, rounds):
+    calls = []
+    monkeypatch.setattr(bench, "measure_case", lambda case, device, r: calls.append((case, r)) or _fake_row(case, device, r))
+    monkeypatch.setattr(bench.torch, "set_num_threads", lambda n: None)
+    bench.main(pairs)
+    assert calls == [(case, rounds) for case in cases]
+    assert bench.QUICK_CASES == ("mnist_fedavg", "mnist_fedsiam_d") and bench.QUICK_ROUNDS == 1
+
+
+def test_the_quick_default_is_estimated_within_three_minutes():
+    seconds, unknown = bench.estimate_seconds(bench.QUICK_CASES, bench.QUICK_ROUNDS, "cpu")
+    assert not unknown and seconds <= 180
+    assert bench.estimate_seconds(("mnist_fedavg",), 3, "cuda") == (0, ["mnist_fedavg"])
+
+
+def test_an_unknown_case_is_refused_before_any_case_runs(monkeypatch):
+    monkeypatch.setattr(bench, "measure_case", lambda *a: pytest.fail("a case ran"))
+    with pytest.raises(ValueError, match="cases=mnist_fedsiam: must be all or among mnist_fedavg"):
+        bench.main({"cases": "mnist_fedavg,mnist_fedsiam"})
+    with pytest.raises(ValueError, match="rounds='0'"):
+        bench.main({"rounds": "0"})

@@ -1,0 +1,91 @@
+"""The command line: key=value parsing and `partition`'s table and JSON."""
+import json
+
+import pytest
+import torch
+
+from fssl_core import cli
+from fssl_core.config import ConfigError, RunConfig
+from fssl_core.data import datasets
+from fssl_core.engine import Federation
+
+from .conftest import requires_mnist
+
+
+def test_a_repeated_key_is_refused_naming_both_values():
+    assert cli._pairs(["seed=1", "clients=4"]) == {"seed": "1", "clients": "4"}
+    with pytest.raises(ConfigError, match=r"seed given twice \(seed='1' and seed='2'\)"):
+        cli._pairs(["seed=1", "clients=4", "seed=2"])
+    assert cli.main(["partition", "seed=1", "seed=2"]) == 2
+
+
+def _tiny(num_classes: int, per_class: int = 10) -> datasets.ImageData:
+    """num_classes · per_class 2×2 grey images, labels 0, 1, ..., C-1, 0, 1, ... (no files needed)."""
+    y = torch.arange(num_classes * per_class) % num_classes
+    x = torch.zeros(len(y), 1, 2, 2)
+    return datasets.ImageData("mnist", x, y, x[:4], y[:4], num_classes=num_classes, mean=(0.5,), std=(0.5,))
+
+
+@pytest.fixture
+def tiny_data(monkeypatch):
+    """`partition` on a 4-class data set of 40 samples in place of MNIST."""
+    data = _tiny(4)
+    monkeypatch.setattr(datasets, "load_dataset", lambda name, *a, **k: data)
+    return data
+
+
+def _counts(pairs: list[str], data: datasets.ImageData) -> dict:
+    cfg = RunConfig.from_strings(cli._pairs(pairs))
+    return Federation.partition_of(cfg, data).counts(data.train_y.numpy(), data.num_classes)
+
+
+def test_partition_json_is_the_counts_on_one_line(tiny_data, capsys):
+    pairs = ["clients=4", "clients_per_round=4", "labeled_ratio=0.2", "seed=3"]
+    assert cli.main(["partition", "--json", *pairs]) == 0
+    assert capsys.readouterr().out == json.dumps(_counts(pairs, tiny_data), sort_keys=True) + "\n"
+
+
+def test_partition_table_has_a_row_per_client_with_the_counts(tiny_data, capsys):
+    pairs = ["partition=noniid1", "clients=4", "clients_per_round=4", "labeled_ratio=0.2", "seed=3"]
+    assert cli.main(["partition", *pairs]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "partition=noniid1 dataset=mnist clients=4 γ=0.2 seed=3"
+    assert lines[1] == "40 samples: 8 labeled at the clients, 32 unlabeled; per class: labeled/unlabeled"
+    assert lines[2].split() == ["party", "labeled", "unlabeled", "0", "1", "2", "3"]
+    assert len(lines) == 3 + 4 and len({len(line) for line in lines[2:]}) == 1     # fixed width
+    for k, (line, client) in enumerate(zip(lines[3:], _counts(pairs, tiny_data)["clients"])):
+        labeled, unlabeled = client["labeled"], client["unlabeled"]
+        cells = [f"{labeled[c]}/{unlabeled[c]}" if labeled[c] + unlabeled[c] else "-" for c in "0123"]
+        assert line.split() == [str(k), "2", "8", *cells]      # 10 samples a client, round(0.2 · 10) labeled
+
+
+def test_partition_table_puts_the_server_first(tiny_data, capsys):
+    # server_iid balanced: the 8 server labels are 2 of each class; stratified: the other 32, 2 a class to each client
+    assert cli.main(["partition", "partition=server_iid", "server_labeled=8", "server_balanced=true", "stratified=true",
+                     "clients=4", "clients_per_round=4"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "partition=server_iid dataset=mnist clients=4 server_labeled=8 server_balanced=True stratified=True seed=1234"
+    assert lines[1].startswith("40 samples: 8 labeled at the server, 32 unlabeled;")
+    assert lines[3].split() == ["server", "8", "0", "2/0", "2/0", "2/0", "2/0"]
+    assert [line.split() for line in lines[4:]] == [[str(k), "0", "8", "0/2", "0/2", "0/2", "0/2"] for k in range(4)]
+
+
+def test_many_classes_are_summarised():
+    classes = [str(c) for c in range(12)]
+    labeled, unlabeled = dict.fromkeys(classes, 0), dict.fromkeys(classes, 0)
+    labeled.update({"0": 3, "5": 1})
+    unlabeled.update({"0": 7, "5": 8, "11": 12})
+    counts = {"server": {"labeled": dict.fromkeys(classes, 0)}, "clients": [{"labeled": labeled, "unlabeled": unlabeled}]}
+    lines = cli.partition_table(RunConfig(clients=1, clients_per_round=1), counts).splitlines()
+    assert lines[1] == "31 samples: 4 labeled at the clients, 27 unlabeled; 12 classes, summarised"
+    assert lines[2].split() == ["party", "labeled", "unlabeled", "labeled", "classes", "unlabeled", "classes",
+                                "largest", "(class:labeled/unlabeled)"]
+    assert lines[3].split() == ["0", "4", "27", "2", "3", "11:0/12", "0:3/7", "5:1/8"]
+
+
+@requires_mnist
+def test_the_default_mnist_partition_shows_all_100_clients_in_short_lines(capsys):
+    assert cli.main(["partition"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 + 100 and lines[-1].split()[:3] == ["99", "60", "540"]
+    assert max(len(line) for line in lines) <= 100
