@@ -77,12 +77,21 @@ def reproduce(profile: str = "headline", only: str | None = None, device: str = 
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
     of one table with --only)."""
+    from .runs import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
+        return _reproduce(profile, only, device, parameters, workers)
+
+
+def _reproduce(profile, only, device, parameters, workers) -> Path:
     import papermill
 
     from .data.datasets import data_root
     from .plan import plan_job
+    from .profiles import get_profile
     from .runs import RunStore, default_workers, run_all
 
+    profile = get_profile(profile).name       # $FSSL_PROFILE (the test suite's) wins, in the kernels too
     # kernels run in notebooks/: they must see the data and outputs the job sees
     os.environ["FSSL_DATA"] = str(data_root().resolve())
     os.environ["FSSL_PROJECT"] = str(project_root())

@@ -182,7 +182,7 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
     workers = default_workers(pending) if workers is None else workers
     job = JobProgress(pending, store, estimate, enabled=progress)
     try:
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():
             if workers > 1 and len(pending) > 1:
                 _run_in_processes(pending, store, min(workers, len(pending)), job)
             else:
@@ -248,7 +248,7 @@ def _die_with_parent() -> None:
             os._exit(1)
 
 
-class _sigterm_as_interrupt:
+class sigterm_as_interrupt:
     """Within the block, SIGTERM (`kill`, `timeout`, a scheduler) raises KeyboardInterrupt in the main
     thread, so the executor's cleanup stops the workers as it does on Ctrl-C."""
 

@@ -9,11 +9,19 @@ if "FSSL_DATA" not in os.environ and SHARED_DATA.exists():
 
 
 def _mnist_present() -> bool:
-    root = Path(os.environ.get("FSSL_DATA", "data"))
-    return (root / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
+    from fssl_core.data.datasets import data_root
+    return (data_root() / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
 
 
-requires_mnist = pytest.mark.skipif(not _mnist_present(), reason="MNIST not on disk under $FSSL_DATA")
+def how_to_get(dataset: str) -> str:
+    """A skip reason: where the data were looked for, and how to get them."""
+    from fssl_core.data.datasets import data_root
+    return (f"{dataset} not found under {data_root()} (torchvision's layout). Set FSSL_DATA to a folder holding it, "
+            f"or, online, download it once: FSSL_DATA={data_root()} python -c \"from fssl_core.data.datasets import "
+            f"load_dataset; load_dataset('{dataset}')\"")
+
+
+requires_mnist = pytest.mark.skipif(not _mnist_present(), reason=how_to_get("mnist"))
 
 # Notebooks under nbval run at the smoke profile, offline, with a throw-away run store, so the
 # test suite never reads or writes the user's runs/ and results/.

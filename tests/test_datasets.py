@@ -10,10 +10,12 @@ import torchvision
 from torchvision.transforms.functional import to_tensor
 
 from fssl_core.data import datasets
-from fssl_core.data.datasets import DatasetUnavailable, ImageData, load_dataset
+from fssl_core.data.datasets import DatasetUnavailable, ImageData, data_root, load_dataset
 from tests import fake_datasets
 
-REAL_ROOT = Path(os.environ.get('FSSL_DATA') or Path(__file__).parents[2] / 'shared' / 'data')
+from .conftest import how_to_get
+
+REAL_ROOT = data_root()
 
 
 # ---- real MNIST and Fashion-MNIST --------------------------------------------------------------
@@ -23,7 +25,7 @@ REAL_ROOT = Path(os.environ.get('FSSL_DATA') or Path(__file__).parents[2] / 'sha
 def test_real_mnist_like(name, tv_class):
     raw = REAL_ROOT / tv_class.__name__ / 'raw'
     if not raw.is_dir():
-        pytest.skip(f'no {tv_class.__name__} at {raw} (set FSSL_DATA to a torchvision data root)')
+        pytest.skip(how_to_get(name))
     data = load_dataset(name, root=REAL_ROOT, download=False)
     assert (data.train_x.shape, data.test_x.shape) == ((60000, 1, 28, 28), (10000, 1, 28, 28))
     assert data.train_x.dtype == torch.float32 and data.train_y.dtype == torch.int64
@@ -147,11 +149,14 @@ def test_offline_env_disables_download(tmp_path, monkeypatch):
         load_dataset('cifar10')  # root from FSSL_DATA, download from FSSL_OFFLINE
 
 
-def test_data_root_from_env(monkeypatch):
+def test_data_root_from_env_else_the_project_roots_data_whatever_the_cwd(monkeypatch, tmp_path):
     monkeypatch.setenv('FSSL_DATA', '/some/where')
     assert datasets.data_root() == Path('/some/where')
     monkeypatch.delenv('FSSL_DATA')
-    assert datasets.data_root() == Path('data')
+    monkeypatch.setenv('FSSL_PROJECT', str(tmp_path))
+    (tmp_path / 'notebooks').mkdir()
+    monkeypatch.chdir(tmp_path / 'notebooks')        # where papermill runs a notebook
+    assert datasets.data_root() == tmp_path / 'data'
 
 
 def test_unknown_name_lists_allowed_names():
