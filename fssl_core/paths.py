@@ -30,10 +30,17 @@ def runs_dir() -> Path:
 SEPARATE_PROFILES = ("smoke", "headline")
 
 
+def _output_root() -> Path:
+    """Where outputs are written: the project root, or the main job's staging folder for a notebook
+    that has not completed yet ($FSSL_OUTPUT_STAGING, see publish.py)."""
+    staging = os.environ.get("FSSL_OUTPUT_STAGING")
+    return Path(staging) if staging else project_root()
+
+
 def results_dir(profile: str) -> Path:
-    base = project_root() / "results"
+    base = _output_root() / "results"
     return base / profile if profile in SEPARATE_PROFILES else base
 
 
 def figures_dir(profile: str) -> Path:
-    return results_dir(profile) / "figures" if profile in SEPARATE_PROFILES else project_root() / "figures"
+    return results_dir(profile) / "figures" if profile in SEPARATE_PROFILES else _output_root() / "figures"

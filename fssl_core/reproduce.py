@@ -13,15 +13,19 @@ stopped; an interrupt stops every worker and kernel.
 """
 from __future__ import annotations
 
+import ast
 import fnmatch
 import json
 import os
+import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
 from .paths import project_root, results_dir
+from .publish import STAGING_ENV, publish
 from .report import merge_results
 from .runs import atomic_write_text
 
@@ -72,6 +76,26 @@ def parse_parameters(items: list[str]) -> dict[str, Any]:
     return parameters
 
 
+def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, Any]) -> None:
+    """Each --param value has its parameter's type, read from the default in the notebook's parameters
+    cell: a list where the default is a list or None (None means "the profile's scope" in every
+    notebook here), else the default's own type."""
+    for name, value in parameters.items():
+        default = ast.literal_eval(declared[name]["default"])
+        if default is None or isinstance(default, list):
+            ok, wanted, example = value is None or isinstance(value, list), "a JSON list (or null)", f"{name}='[\"...\"]'"
+        elif isinstance(default, bool):
+            ok, wanted, example = isinstance(value, bool), "true or false", f"{name}=true"
+        elif isinstance(default, (int, float)):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and \
+                (isinstance(default, float) or isinstance(value, int))
+            wanted, example = f"a number like its default {default!r}", f"{name}={default!r}"
+        else:
+            ok, wanted, example = isinstance(value, type(default)), type(default).__name__, f"{name}={default}"
+        if not ok:
+            raise ConfigError(f"reproduce: --param {name}={value!r}: {notebook} expects {wanted}, e.g. --param {example}")
+
+
 def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
               parameters: dict[str, Any] | None = None, workers: int | None = None) -> Path:
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
@@ -107,11 +131,19 @@ def _reproduce(profile, only, device, parameters, workers) -> Path:
         if unknown:
             raise ConfigError(f"reproduce: --param {', '.join(unknown)}: not a parameter of {nb.name} "
                               f"(its parameters: {', '.join(declared)})")
+        check_parameter_types(nb.name, declared, parameters)
     injected = {**parameters, "profile": profile, "device": device}
     store = RunStore()
     print(f"[reproduce] profile={profile} device={device} data={os.environ['FSSL_DATA']} runs={store.root}",
           flush=True)
     job = plan_job(selected, injected, store, reference=profile != "smoke")
+    if parameters:           # a narrowing that leaves a notebook nothing to reproduce is a mistake, not a result
+        full = {p.notebook: p for p in plan_job(selected, {"profile": profile, "device": device}, store).notebooks}
+        for plan in job.notebooks:
+            if not plan.cells and full[plan.notebook].cells:
+                raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
+                                  f"leaves {plan.notebook} no cell to reproduce (it has "
+                                  f"{len(full[plan.notebook].cells)} at profile {profile} without them)")
     workers = default_workers(job.pending) if workers is None else workers
     print(job.describe(workers), flush=True)
     run_all(job.pending, store=store, workers=workers, estimate=job.estimate)
@@ -122,12 +154,23 @@ def _reproduce(profile, only, device, parameters, workers) -> Path:
     for i, nb in enumerate(selected, 1):
         print(f"[notebook {i}/{len(selected)}] {nb.stem}", end="", flush=True)
         start = time.perf_counter()
-        papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent), parameters=injected,
-                                   progress_bar=False, log_output=False,
-                                   # the kernel's warning about its local TCP socket is noise to a reader
-                                   extra_arguments=["--IPKernelApp.log_level=ERROR"])
+        staging = Path(tempfile.mkdtemp(prefix=f".staging-{nb.stem}-", dir=project_root() / "results"))
+        os.environ[STAGING_ENV] = str(staging)     # the kernel writes its results and figures there
+        try:
+            papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent), parameters=injected,
+                                       progress_bar=False, log_output=False,
+                                       # the kernel's warning about its local TCP socket is noise to a reader
+                                       extra_arguments=["--IPKernelApp.log_level=ERROR"])
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)      # a failed notebook publishes nothing
+            raise
+        finally:
+            os.environ.pop(STAGING_ENV, None)
+        notes = publish(staging, narrowed=bool(parameters))
         seconds[nb.stem] = time.perf_counter() - start
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
+        for note in notes:
+            print(f"[notebook {i}/{len(selected)}]   {note}", flush=True)
     report = merge_results(profile, record_seconds(profile, seconds))
     print(f"[reproduce] report: {report}")
     return report

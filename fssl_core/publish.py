@@ -1,0 +1,63 @@
+"""A notebook's outputs land only when it completes, and a results table never shrinks unsaid.
+
+The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir and figures_dir
+then point into a staging folder, so a notebook that fails half-way leaves the published results
+and figures as they were. Once it completes, `publish` moves its files into place:
+- a figure replaces the old one;
+- a results CSV replaces the old one when the notebook ran its whole scope; when `--param` narrowed
+  it (a slice of a table), the new rows replace their cells' rows and the other cells' rows stay
+  (keyed by the cell and the profile that measured it), so a partial rerun never drops a table's
+  other cells;
+- either way, cells with a measured value that the new file no longer holds are named on the
+  console.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from .paths import project_root
+from .report import COLUMNS, KEY, read_results
+from .runs import atomic_write_text
+
+STAGING_ENV = "FSSL_OUTPUT_STAGING"
+ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
+
+
+def publish(staging: Path, narrowed: bool) -> list[str]:
+    """Move every file under `staging` to the same place under the project root; return the notes
+    to show (rows kept or dropped)."""
+    notes = []
+    for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
+        dest = project_root() / staged.relative_to(staging)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if staged.suffix == ".csv" and dest.exists():
+            new, note = merged_results(read_results(dest), read_results(staged), narrowed)
+            atomic_write_text(dest, new[COLUMNS].to_csv(index=False))
+            if note:
+                notes.append(f"{dest.relative_to(project_root())}: {note}")
+        else:
+            os.replace(staged, dest)
+    shutil.rmtree(staging, ignore_errors=True)
+    return notes
+
+
+def merged_results(old: pd.DataFrame, new: pd.DataFrame, narrowed: bool) -> tuple[pd.DataFrame, str]:
+    """The published table: `new` (whole scope) or `new` over `old` (narrowed scope); and a note on
+    the measured rows of `old` that it keeps or drops."""
+    new_keys = set(map(tuple, new[ROW_KEY].astype(str).values))
+    outside = old[[tuple(k) not in new_keys for k in old[ROW_KEY].astype(str).values]]
+    measured_outside = outside[outside.n_runs.fillna(0) > 0]
+    if narrowed:
+        merged = pd.concat([outside, new], ignore_index=True)
+        note = f"kept {len(measured_outside)} measured row(s) outside this run's scope" if len(measured_outside) else ""
+        return merged, note
+    if not len(measured_outside):
+        return new, ""
+    cells = ", ".join(f"{r.table} {r.setting} γ={r.labeled} {r.dataset} {r.method} ({r.profile})"
+                      for r in measured_outside.head(5).itertuples())
+    more = f" and {len(measured_outside) - 5} more" if len(measured_outside) > 5 else ""
+    return new, f"dropped {len(measured_outside)} measured row(s) no longer in the notebook's scope: {cells}{more}"
