@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import textwrap
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -221,7 +222,8 @@ def _legend_and_notes(fig, drawn: pd.DataFrame, header: str, missing: str, trunc
     fig.supylabel("test accuracy (%)", fontsize=9)
     footer = [missing + "; panels without any run are left out" if missing else "",
               "y axes truncated: each starts a little below its smallest value, not at 0" if truncated else ""]
-    fig.supxlabel("\n".join(t for t in footer if t), fontsize=7.5, color="#444444")
+    width = int(fig.get_figwidth() * 15)          # characters of 7.5 pt text the figure holds in a line
+    fig.supxlabel("\n".join(textwrap.fill(t, width) for t in footer if t), fontsize=7.5, color="#444444")
 
 
 def paper_vs_reproduced(frame: pd.DataFrame, title: str = ""):
