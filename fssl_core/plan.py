@@ -111,10 +111,8 @@ def _collect(values: Iterable[Any], kind: type, depth: int = 3):
             yield from _collect(v.values(), kind, depth - 1)
 
 
-def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunStore,
-             reference: bool = True) -> JobPlan:
-    """`reference`: estimate from results/*.csv's measured cells where this store has no run of a kind
-    (their runs are quick's and paper's; a smoke run of the same cell is far shorter)."""
+def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunStore) -> JobPlan:
+    """The job's plan for `parameters` (which name the profile and device)."""
     plans = [plan_notebook(p, parameters) for p in notebook_paths]
     pending, stored, needs_data, seen = [], [], {}, set()
     for plan in plans:
@@ -129,7 +127,7 @@ def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunS
             else:
                 stored.append(cfg)
     job = JobPlan(plans, pending, stored, needs_data)
-    _estimate(job, store, reference)
+    _estimate(job, store, parameters.get("profile", "quick"))
     return job
 
 
@@ -141,9 +139,9 @@ def _kind(cfg: RunConfig) -> tuple:
             cfg.batch_size, cfg.labeled_ratio, cfg.device)
 
 
-def _estimate(job: JobPlan, store: RunStore, use_reference: bool) -> None:
+def _estimate(job: JobPlan, store: RunStore, profile: str) -> None:
     per_round_here = _seconds_per_round(store)
-    reference = _reference_seconds(job) if use_reference else {}
+    reference = _reference_seconds(job, profile)
     for cfg in job.pending:
         rate = per_round_here.get(_kind(cfg))
         if rate is not None:
@@ -163,14 +161,17 @@ def _seconds_per_round(store: RunStore) -> dict[tuple, float]:
     return {k: statistics.median(v) for k, v in rates.items()}
 
 
-def _reference_seconds(job: JobPlan) -> dict[str, float]:
+def _reference_seconds(job: JobPlan, profile: str) -> dict[str, float]:
     """A run's seconds as measured for its cell in results/<notebook>.csv (the cell's total shared
-    equally among its runs). Where a cell was measured at both profiles (FedSiam's paper-protocol
-    checks), a run of more than one local epoch takes the paper row: quick's one reduction is R_L = 1."""
+    equally among its runs), where that row measured the same protocol: a paper row for a run of
+    more than one local epoch (FedSiam's paper-protocol checks; quick's one reduction there is
+    R_L = 1), a quick row for the other runs of the profiles that share quick's protocol. Smoke runs
+    and the paper profile's other runs have no reference (their estimate says it is a guess)."""
     out: dict[str, float] = {}
+    quick_protocol = profile in ("quick", "headline")
     for plan in job.notebooks:
         path = project_root() / "results" / f"{plan.notebook}.csv"
-        if not path.exists():
+        if profile == "smoke" or not path.exists():
             continue
         frame = read_results(path)
         measured: dict[tuple, dict[str, float]] = {}
@@ -179,7 +180,7 @@ def _reference_seconds(job: JobPlan) -> dict[str, float]:
         for cell in plan.cells:
             by_profile = measured.get((cell.setting, cell.labeled, cell.dataset, cell.method), {})
             for cfg in cell.configs:
-                profile = "paper" if cfg.local_epochs > 1 and "paper" in by_profile else "quick"
-                if profile in by_profile:
-                    out.setdefault(cfg.run_id, by_profile[profile])
+                row = "paper" if cfg.local_epochs > 1 and "paper" in by_profile else "quick" if quick_protocol else None
+                if row in by_profile:
+                    out.setdefault(cfg.run_id, by_profile[row])
     return out

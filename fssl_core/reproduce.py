@@ -136,7 +136,7 @@ def _reproduce(profile, only, device, parameters, workers) -> Path:
     store = RunStore()
     print(f"[reproduce] profile={profile} device={device} data={os.environ['FSSL_DATA']} runs={store.root}",
           flush=True)
-    job = plan_job(selected, injected, store, reference=profile != "smoke")
+    job = plan_job(selected, injected, store)
     if parameters:           # a narrowing that leaves a notebook nothing to reproduce is a mistake, not a result
         full = {p.notebook: p for p in plan_job(selected, {"profile": profile, "device": device}, store).notebooks}
         for plan in job.notebooks:

@@ -83,7 +83,7 @@ def test_estimates_come_from_this_stores_runs_of_the_same_kind_and_pack_onto_wor
     same_kind = base.replace(seed=2, rounds=30)
     other_kind = base.replace(seed=2, algorithm="fedsiam_d")
     job = JobPlan([], [same_kind, other_kind], [])
-    _estimate(job, store, use_reference=False)
+    _estimate(job, store, profile="smoke")          # smoke: no reference rows
     assert job.estimate[same_kind.run_id] == 4.0 * 30 and job.estimate_source[same_kind.run_id] == "this store"
     assert job.estimate_source[other_kind.run_id] == "guess"
     # longest first onto the least loaded worker: [120, 60] on one each; plus 50 -> 110 beside 120
