@@ -46,7 +46,7 @@ from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
 cells = fedsiam.table6_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
-                             labeled_ratios=labeled_ratios, seeds=seeds, metrics=("accuracy", "accuracy_last5"))
+                             labeled_ratios=labeled_ratios, seeds=seeds, metrics=("accuracy", "accuracy_test_selected", "accuracy_last5"))
 
 # %%
 from fssl_core.plots import paper_vs_reproduced, save_figure

@@ -157,9 +157,23 @@ def test_large_deltas_carry_the_reasons_that_hold_for_their_method_direction_and
     fixmatch, quick_avg, paper_avg, quick_pi, paper_pi, mt_above = table.likely_reason
     assert "detached" in fixmatch and "flip digits" in fixmatch and "σ/ψ" not in fixmatch
     assert "1 local epoch" in quick_avg and "1 local epoch" in quick_pi
-    # the epoch reasons are the quick profile's; at the paper's protocol nothing known explains a gap,
-    # nor does anything explain a siamese cell above the paper
-    assert paper_avg == paper_pi == mt_above == fedsiam.UNEXPLAINED
+    # the epoch reasons are the quick profile's; at the paper's protocol a gap below the paper has one
+    # known reason left, the paper's test-selected values; nothing explains a siamese cell above it
+    assert "test-selected" in quick_avg and "test-selected" not in fixmatch
+    assert paper_avg == paper_pi and "test-selected" in paper_avg and "1 local epoch" not in paper_avg
+    assert mt_above == fedsiam.UNEXPLAINED
+
+
+def test_large_deltas_show_ours_selected_as_the_paper_selects():
+    import pandas as pd
+    rows = [("fedavg", "accuracy", 95.13, 91.46), ("fedavg", "accuracy_test_selected", float("nan"), 92.10),
+            ("fedsiam_pi", "accuracy", 95.35, 90.00)]
+    frame = pd.DataFrame([{"setting": "iid", "labeled": "0.10", "dataset": "mnist", "method": m, "metric": metric,
+                           "paper_value": p, "reproduced_value": r, "reproduced_std": float("nan"), "n_runs": 1,
+                           "profile": "quick", "device": "cpu", "status": "reduced"} for m, metric, p, r in rows])
+    table = fedsiam.explain_large_deltas(frame)
+    assert table.method.tolist() == ["fedavg", "fedsiam_pi"]
+    assert table.test_selected.iloc[0] == 92.10 and pd.isna(table.test_selected.iloc[1])
 
 
 def test_alpha_max_above_the_schedules_reach_trains_the_same_run(tmp_path):

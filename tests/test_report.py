@@ -103,3 +103,16 @@ def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
     run = RunResult(RunConfig(), metrics, {"status": "ok", "accuracy": 93.0})
     assert METRICS["accuracy_last5"](run) == pytest.approx((92 + 96 + 89 + 95 + 93) / 5)
     assert METRICS["accuracy_last5"](RunResult(RunConfig(), metrics, {"status": "diverged"})) is None
+
+
+def test_accuracy_test_selected_is_the_accuracy_of_the_lowest_test_loss_the_later_round_on_a_tie():
+    """The FedSiam authors' selection (main_*.py: `if loss_valid <= best_loss_valid`, on the test set)."""
+    from fssl_core.config import RunConfig
+    from fssl_core.report import METRICS
+    from fssl_core.runs import RunResult
+    rows = [(1, 80.0, 0.9), (2, 97.0, 0.20), (3, 96.0, 0.20), (4, 98.0, 0.25)]
+    metrics = [{"round": r, "accuracy": a, "test_loss": loss} for r, a, loss in rows] + [{"round": 5}]
+    run = RunResult(RunConfig(), metrics, {"status": "ok", "accuracy": 98.0})
+    assert METRICS["accuracy_test_selected"](run) == 96.0         # rounds 2 and 3 tie at 0.20: round 3
+    old = RunResult(RunConfig(), [{"round": 1, "accuracy": 90.0}], {"status": "ok", "accuracy": 90.0})
+    assert METRICS["accuracy_test_selected"](old) is None         # stored before the test loss was logged

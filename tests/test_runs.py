@@ -109,3 +109,16 @@ def test_finished_runs_are_found_by_config_fields(tmp_path):
     store.execute(RunConfig(**{**TINY, "rounds": 1, "seed": 8, "algorithm": "fedavg_plus"}), progress=False)
     assert [r.config.seed for r in store.finished(algorithm="fedavg_plus")] == [8]
     assert len(store.finished(dataset="mnist")) == 2 and store.finished(dataset="svhn") == []
+
+
+def test_the_test_loss_is_the_mean_cross_entropy_over_the_test_set():
+    cfg = RunConfig(**{**TINY, "rounds": 1})
+    fed = Federation.build(cfg)
+    state, metrics = fed.run_round(fed.initial_state(), 1)
+    tensors = fed.algorithm.eval_tensors(state)
+    x, y = fed.data.test_x, fed.data.test_y
+    with torch.no_grad():
+        logits = torch.cat([fed.ctx.apply(tensors, fed.data.normalize(x[i:i + 1000]), train=False)
+                            for i in range(0, len(y), 1000)])
+    assert metrics["test_loss"] == pytest.approx(F.cross_entropy(logits, y).item(), rel=1e-5)
+    assert metrics["accuracy"] == pytest.approx(100.0 * (logits.argmax(1) == y).float().mean().item())
