@@ -158,11 +158,17 @@ class RunConfig:
         package version. Leaving defaults out means a new knob, added with a default that keeps
         the old behaviour, does not orphan the runs already in a store; changing a default's
         meaning is a version change."""
+        return self.identity_hash[:16]
+
+    @property
+    def identity_hash(self) -> str:
+        """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
+        stored file's `config_hash` must equal to belong to this run (runs.py)."""
         identity = {k: v for k, v in self.to_dict().items()
                     if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
         identity["fssl_core_version"] = __version__
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return hashlib.sha256(blob.encode()).hexdigest()
 
 
 _DEFAULTS = {f.name: f.default for f in fields(RunConfig)}

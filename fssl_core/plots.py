@@ -18,7 +18,7 @@ from .paths import figures_dir
 # One panel per table coordinate (dataset, setting, labeled); within a panel a grey bar (paper)
 # beside a blue one (ours) per method. Sizes are inches at save_figure's 120 dpi.
 PAPER_GREY, OURS_BLUE = "#a0a0a0", "#1f77b4"
-DRAWN = ("ok", "reduced")            # statuses whose reproduced value is a result
+DRAWN = ("ok", "reduced", "at-chance")   # statuses whose reproduced value is a result (at-chance: marked)
 MAX_COLUMNS = 5
 MAX_ROWS = 6                         # beyond this, pack panels tighter before adding rows
 MAX_WIDTH_IN = 20.0                  # 2,400 px: a slide's width at 120 dpi
@@ -159,6 +159,8 @@ def _draw_panel(ax, bars: pd.DataFrame, title: str, mark_protocol: bool, show_n:
         if np.isnan(b.ours):
             ax.text(xi + 0.2, bottom + 0.03 * (top - bottom), NO_RUN.get(b.status, "no run"),
                     rotation=90, ha="center", va="bottom", fontsize=6.5, color="#555555")
+        elif b.status == "at-chance":
+            ax.text(xi + 0.2, b.ours, "at chance", rotation=90, ha="center", va="bottom", fontsize=6.5, color="#b00000")
         elif b.n_runs > 1 and show_n:
             ax.text(xi + 0.2, b.ours + (0 if np.isnan(b.std) else b.std), f"n={b.n_runs}",
                     ha="center", va="bottom", fontsize=6)

@@ -73,5 +73,7 @@ class JobProgress:
 def finished_line(cfg: RunConfig, summary: dict, done: int, total: int) -> str:
     acc = summary.get("accuracy")
     headline = f"accuracy {acc:.2f}%" if acc is not None else f"status {summary.get('status')}"
+    if summary.get("status") == "at-chance":
+        headline += " (at chance)"
     return (f"[run {done}/{total}] {headline} in {summary.get('seconds', 0):.0f} s: {cfg.algorithm} {cfg.dataset} "
             f"{cfg.partition} γ={cfg.labeled_ratio} E={cfg.local_epochs} R={cfg.rounds} seed={cfg.seed}")

@@ -5,11 +5,25 @@
     runs/<run_id>/metrics.jsonl   one JSON object per finished round
     runs/<run_id>/checkpoint.pt   server state after the last checkpointed round (+ its metrics)
     runs/<run_id>/result.json     written last: the summary; its presence means "finished"
+    runs/<run_id>/.lock           held (flock) by the one process that checks, repairs or trains the run
+    runs/<run_id>/damaged-<time>/ files that failed their checks, moved aside (never deleted)
 
-Every file is written atomically (temporary file + rename), so an interrupted run leaves either
-the previous or the new version, never half of one. A finished run is read back, not retrained;
-an unfinished one resumes from its checkpoint and, as every random draw is derived from
-(seed, round, party), ends with the same metrics as a run that was never interrupted.
+Every file is written atomically and durably (temporary file, fsync, rename, fsync of the directory),
+so an interrupted run leaves either the previous or the new version, never half of one. A finished
+run is read back, not retrained; an unfinished one resumes from its checkpoint and, as every random
+draw is derived from (seed, round, party), ends with the same metrics as a run that was never
+interrupted.
+
+No wrong number is served: result.json and checkpoint.pt carry the run id, the config's identity
+hash and digests of the rows they cover (store_integrity.py), and every read checks them. Files that
+disagree are named in a `DamagedRun` warning; `execute` then keeps what still proves itself (a
+checkpoint and the rows it covers), moves the rest into runs/<id>/damaged-<time>/ and recomputes.
+
+A finished run's status: "ok"; "diverged" (a loss became NaN or infinite; its accuracy is None);
+"at-chance" (its final test accuracy is at most AT_CHANCE_FACTOR × chance, 100 / classes %). An
+at-chance run is a measurement, so its accuracy is kept and shown, and reports flag its row
+(report.py): a finite blow-up (loss 45,976, accuracy 8.9%) is not reported as "ok". The check is on
+the final round only: a run that dips to chance and recovers is "ok".
 """
 from __future__ import annotations
 
@@ -18,6 +32,7 @@ import os
 import platform
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -25,26 +40,20 @@ from typing import Any, Callable, Iterable
 import torch
 
 from . import __version__
-from .config import RunConfig
+from .config import ConfigError, RunConfig
 from .paths import runs_dir
+from .store_integrity import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, DamagedRun, canonical_json,
+                              file_sha256, fsync_dir, move_aside, read_checkpoint, read_json, read_rows,
+                              rows_digest, run_lock, state_digest, summary_digest, Unsealed)
 from .training import Diverged
 
-OK, DIVERGED = "ok", "diverged"
+OK, DIVERGED, AT_CHANCE = "ok", "diverged", "at-chance"
+MEASURED = (OK, AT_CHANCE)      # statuses whose accuracy is a measurement (report.py shows their values)
+AT_CHANCE_FACTOR = 1.5          # final accuracy <= 1.5 × 100/classes % (15% on 10 classes): "at-chance"
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)     # mkstemp makes files private; results are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _atomic_write(path, lambda f: f.write(data))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -52,15 +61,26 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_torch_save(path: Path, obj: Any) -> None:
+    _atomic_write(path, lambda f: torch.save(obj, f))
+
+
+def _atomic_write(path: Path, write: Callable[[Any], Any]) -> None:
+    """Write through a uniquely named temporary file beside `path`, fsync it, rename it over `path`,
+    fsync the directory: after a crash `path` is the old or the new file, and the new one is on disk
+    once this returns. A killed write leaves a `.<name>.<random>.tmp` (removed under the run's lock)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
     try:
-        torch.save(obj, tmp)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)     # mkstemp makes files private; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_dir(path.parent)
 
 
 @dataclass(eq=False)
@@ -86,24 +106,61 @@ class RunStore:
         return self.root / cfg.run_id
 
     def load(self, cfg: RunConfig) -> RunResult | None:
-        """The finished run of `cfg`, or None when it has not finished."""
-        d = self.dir(cfg)
-        if not (d / "result.json").exists():
+        """The finished run of `cfg`; None when it has not finished, or when its files do not prove
+        it (named in a DamagedRun warning; `execute` repairs such a run)."""
+        try:
+            return self._proven(cfg)
+        except Damage as err:
+            warnings.warn(f"{err}: not served as finished (execute() repairs it)", DamagedRun, stacklevel=2)
             return None
-        summary = json.loads((d / "result.json").read_text())
-        return RunResult(cfg, _read_jsonl(d / "metrics.jsonl"), summary)
+
+    def _proven(self, cfg: RunConfig) -> RunResult | None:
+        """The finished run of `cfg` if its files agree with each other and with `cfg`; None if there is
+        no result.json; else raises Damage naming the first file that disagrees."""
+        d = self.dir(cfg)
+        if not (d / RESULT).exists():
+            return None
+        summary = read_json(d / RESULT)
+        if "digest" not in summary:
+            raise Unsealed(f"{d / RESULT}: written before runs carried digests (execute() checks its files "
+                           "against each other and seals them)")
+        if summary["digest"] != summary_digest(summary):
+            raise Damage(f"{d / RESULT}: its content does not match its digest (edited?)")
+        if summary.get("run_id") != cfg.run_id or summary.get("config_hash") != cfg.identity_hash:
+            raise Damage(f"{d / RESULT}: belongs to run {summary.get('run_id')} (another config), not {cfg.run_id}")
+        rounds, failure = summary.get("rounds"), summary.get("diverged")
+        diverged_after = summary.get("status") == DIVERGED and isinstance(failure, dict) and failure.get("round")
+        if not (rounds == cfg.rounds or (isinstance(rounds, int) and diverged_after == rounds + 1)):
+            raise Damage(f"{d / RESULT}: {rounds} rounds, the config has {cfg.rounds} and no divergence is recorded")
+        rows = read_rows(d / METRICS)
+        if len(rows) != rounds:
+            raise Damage(f"{d / METRICS}: {len(rows)} rows, {RESULT} says {rounds}")
+        if rows_digest(rows) != summary.get("metrics_digest"):
+            raise Damage(f"{d / METRICS}: its rows are not those {RESULT} summarises (digest mismatch)")
+        _check_config(d / CONFIG, cfg)
+        if file_sha256(d / CHECKPOINT) != summary.get("checkpoint_sha256"):
+            raise Damage(f"{d / CHECKPOINT}: not the checkpoint {RESULT} was written with (sha256 mismatch)")
+        return RunResult(cfg, rows, {**summary, "run_dir": str(d)})
 
     def final_state(self, cfg: RunConfig) -> dict[str, Any]:
         """The server state after the last round of the finished run of `cfg` (its checkpoint)."""
         if self.load(cfg) is None:
             raise FileNotFoundError(f"final_state: run {cfg.run_id} ({describe(cfg)}) has not finished in {self.root}")
-        return torch.load(self.dir(cfg) / "checkpoint.pt", map_location=cfg.device, weights_only=True)["state"]
+        return read_checkpoint(self.dir(cfg) / CHECKPOINT, cfg, cfg.device)["state"]
 
     def finished(self, **match: Any) -> list[RunResult]:
-        """Every finished run in the store whose config has the given field values."""
+        """Every finished run in the store whose config has the given field values; a run whose files
+        do not prove it is named in a DamagedRun warning and left out."""
         out = []
-        for result_file in sorted(self.root.glob("*/result.json")):
-            cfg = RunConfig.from_dict(json.loads((result_file.parent / "config.json").read_text()))
+        for result_file in sorted(self.root.glob(f"*/{RESULT}")):
+            d = result_file.parent
+            try:
+                cfg = RunConfig.from_dict(read_json(d / CONFIG))
+                if cfg.run_id != d.name:
+                    raise Damage(f"{d / CONFIG}: the config of run {cfg.run_id}, not of this directory")
+            except (Damage, ConfigError) as err:
+                warnings.warn(f"{err}: not served as finished", DamagedRun, stacklevel=2)
+                continue
             if all(getattr(cfg, k) == v for k, v in match.items()):
                 out.append(self.load(cfg))
         return [r for r in out if r is not None]
@@ -112,6 +169,8 @@ class RunStore:
                 after_round: Callable[[int], None] | None = None) -> RunResult:
         """Read back a finished run, else run it (resuming from its checkpoint if any).
 
+        One process at a time checks, repairs or trains a run (store_integrity.run_lock): a second
+        executor of the same config waits for the first, then reads its result back.
         `after_round(r)` is called once round r is checkpointed (tests use it to interrupt a run).
         CPU runs use one thread: a float reduction split over a different number of threads sums
         in a different order, and a run must give the same numbers whichever executor ran it.
@@ -119,36 +178,47 @@ class RunStore:
         done = self.load(cfg)
         if done is not None:
             return done
-        threads = torch.get_num_threads()
-        if cfg.device == "cpu":
-            torch.set_num_threads(1)
-        try:
-            return self._execute(cfg, progress, after_round)
-        finally:
-            torch.set_num_threads(threads)
+        with run_lock(self.dir(cfg)):       # waits while another process holds the run
+            try:
+                done, damage = self._proven(cfg), None    # finished by the process we waited for?
+            except Damage as err:
+                done, damage = None, err
+            if done is not None:
+                return done
+            threads = torch.get_num_threads()
+            if cfg.device == "cpu":
+                torch.set_num_threads(1)
+            try:
+                return self._execute(cfg, progress, after_round, damage)
+            finally:
+                torch.set_num_threads(threads)
 
-    def _execute(self, cfg: RunConfig, progress: bool, after_round: Callable[[int], None] | None) -> RunResult:
+    def _execute(self, cfg: RunConfig, progress: bool, after_round: Callable[[int], None] | None,
+                 damage: Damage | None) -> RunResult:
         from .engine import Federation   # deferred: the store is usable without building data
         d = self.dir(cfg)
         fed = Federation.build(cfg)
-        atomic_write_text(d / "config.json", json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
-        atomic_write_text(d / "env.json", json.dumps(_environment(cfg), indent=2, sort_keys=True))
-        state, metrics, first = fed.initial_state(), [], 1
-        if (d / "checkpoint.pt").exists():
-            ckpt = torch.load(d / "checkpoint.pt", map_location=fed.ctx.device, weights_only=True)
-            state, metrics, first = ckpt["state"], ckpt["metrics"], ckpt["round"] + 1
+        start = self._resume_point(cfg, fed, damage)
+        state, metrics = start.state, start.rows
+        atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        if len(metrics) < cfg.rounds:
+            atomic_write_text(d / "env.json", json.dumps(_environment(cfg), indent=2, sort_keys=True))
+        if start.saved is None:      # a fresh start: round 0's checkpoint, so a run diverging in round 1 has one
+            _save_checkpoint(d, cfg, 0, state, metrics)
+        elif start.legacy_status is not None:      # an old-format checkpoint that agreed: sealed anew
+            _save_checkpoint(d, cfg, start.saved, state, metrics)
         status, failure = OK, None
-        bar = _progress(cfg, first, progress)
-        for r in range(first, cfg.rounds + 1):
+        bar = _progress(cfg, len(metrics) + 1, progress)
+        for r in range(len(metrics) + 1, cfg.rounds + 1):
             try:
                 state, m = fed.run_round(state, r)
-            except Diverged as err:
+            except Diverged as err:      # `state` may be half-updated: the last checkpoint stays the final one
                 status, failure = DIVERGED, {"round": r, "reason": str(err)}
                 break
             metrics.append(m)
-            atomic_write_text(d / "metrics.jsonl", "".join(json.dumps(x) + "\n" for x in metrics))
+            _write_rows(d, metrics)
             if r % cfg.checkpoint_every == 0 or r == cfg.rounds:
-                atomic_torch_save(d / "checkpoint.pt", {"round": r, "state": state, "metrics": metrics})
+                _save_checkpoint(d, cfg, r, state, metrics)
             if bar is not None:
                 bar.update(1)
                 if "accuracy" in m:
@@ -157,11 +227,127 @@ class RunStore:
                 after_round(r)
         if bar is not None:
             bar.close()
-        summary = summarize(cfg, metrics, status, fed.model_parameters, d)
-        if failure:
-            summary["diverged"] = failure
-        atomic_write_text(d / "result.json", json.dumps(summary, indent=2, sort_keys=True))
+        summary = write_result(d, cfg, metrics, status, failure, fed.model_parameters, fed.ctx.num_classes)
+        if start.legacy_status is not None and summary["status"] != start.legacy_status:
+            warnings.warn(f"{d / RESULT}: status {start.legacy_status} -> {summary['status']} (final accuracy "
+                          f"{summary['accuracy']}%, chance {summary['chance_accuracy']:g}%)", DamagedRun, stacklevel=3)
         return RunResult(cfg, metrics, summary)
+
+    def _resume_point(self, cfg: RunConfig, fed, damage: Damage | None) -> "_Start":
+        """Where training (re)starts: after the checkpoint if it proves itself, with metrics.jsonl cut
+        to its rows (rows past it are redone, identically); from round 1 without one. Every file that
+        disagrees is moved aside and named, with what is wrong, in one warning."""
+        d = self.dir(cfg)
+        problems = [str(damage)] if damage is not None else []
+        aside = [RESULT] if (d / RESULT).exists() else []     # not proven (else we would not be here)
+        legacy = isinstance(damage, Unsealed)
+        ckpt = None
+        if (d / CHECKPOINT).exists():
+            try:
+                ckpt = read_checkpoint(d / CHECKPOINT, cfg, fed.ctx.device, legacy=legacy)
+                if ckpt["legacy"]:
+                    _check_legacy(d, cfg, ckpt)
+            except Damage as err:
+                problems.append(str(err))
+                aside.append(CHECKPOINT)
+                ckpt = None
+        rows = list(ckpt["metrics"]) if ckpt else []
+        # metrics.jsonl is written before the checkpoint of its round (and round 0's before any row), so
+        # it holds at least the checkpoint's rows and, with rows, a checkpoint exists
+        if (d / METRICS).exists() or rows:
+            try:
+                on_disk = read_rows(d / METRICS)
+                if len(on_disk) < len(rows):
+                    raise Damage(f"{d / METRICS}: {len(on_disk)} rows, {CHECKPOINT} covers {len(rows)}")
+                if [canonical_json(r) for r in on_disk[:len(rows)]] != [canonical_json(r) for r in rows]:
+                    raise Damage(f"{d / METRICS}: its first {len(rows)} rows differ from those {CHECKPOINT} covers")
+                if on_disk and not (d / CHECKPOINT).exists():
+                    problems.append(f"{d / CHECKPOINT}: missing, beside {len(on_disk)} rows in {METRICS}")
+            except Damage as err:
+                problems.append(str(err))
+                if (d / METRICS).exists():
+                    aside.append(METRICS)
+        if (d / CONFIG).exists():
+            try:
+                _check_config(d / CONFIG, cfg)
+            except Damage as err:
+                problems.append(str(err))
+                aside.append(CONFIG)
+        legacy_status = None
+        if ckpt is not None and ckpt["legacy"]:     # old files that agree: kept, result.json recomputed
+            legacy_status = read_json(d / RESULT).get("status")
+            aside.remove(RESULT)
+            problems.remove(str(damage))
+            warnings.warn(f"{d}: stored before runs carried digests; its {CHECKPOINT}, {METRICS} and {RESULT} "
+                          f"agree ({len(rows)} rounds): sealed with digests", DamagedRun, stacklevel=4)
+        if problems:
+            n = ckpt["round"] if ckpt else 0
+            then = (f"result recomputed from the {n} rows of {CHECKPOINT}" if n == cfg.rounds else
+                    f"resuming after round {n} of {CHECKPOINT}" if n else "rerunning from round 1")
+            if aside:
+                where = move_aside(d, list(dict.fromkeys(aside)))
+                then = f"Moved {', '.join(dict.fromkeys(aside))} to {where}; {then}"
+            warnings.warn(f"{'; '.join(dict.fromkeys(problems))}. {then[0].upper()}{then[1:]}", DamagedRun, stacklevel=4)
+        _write_rows(d, rows)
+        if ckpt is None:
+            return _Start(fed.initial_state(), rows, None, None)
+        return _Start(ckpt["state"], rows, ckpt["round"], legacy_status)
+
+
+@dataclass
+class _Start:
+    state: Any
+    rows: list[dict]
+    saved: int | None            # the round of the checkpoint it starts from; None: a fresh start
+    legacy_status: str | None    # the status an old-format run had, when it is being sealed
+
+
+def _check_config(path: Path, cfg: RunConfig) -> None:
+    """config.json must hold a config with `cfg`'s identity (fields not in the identity, such as
+    checkpoint_every, may differ: they do not change what the run computes)."""
+    try:
+        stored = RunConfig.from_dict(read_json(path))
+    except ConfigError as err:
+        raise Damage(f"{path}: not a valid config ({err})") from None
+    if stored.identity_hash != cfg.identity_hash:
+        diff = [f"{k}={v!r} (config: {getattr(cfg, k)!r})" for k, v in stored.to_dict().items() if v != getattr(cfg, k)]
+        raise Damage(f"{path}: another config ({', '.join(diff[:3])})")
+
+
+def _check_legacy(d: Path, cfg: RunConfig, ckpt: dict) -> None:
+    """A run stored before files carried digests is kept only where its result.json names this run
+    and its checkpoint's rows are metrics.jsonl's rows (its summary is then recomputed from them).
+    Its checkpoint is of round `rounds` (or of the round before a divergence), as the old store wrote it."""
+    summary = read_json(d / RESULT)
+    if summary.get("run_id") != cfg.run_id:
+        raise Damage(f"{d / RESULT}: belongs to run {summary.get('run_id')}, not {cfg.run_id}")
+    rows = read_rows(d / METRICS)
+    if [canonical_json(r) for r in rows] != [canonical_json(r) for r in ckpt["metrics"]]:
+        raise Damage(f"{d / CHECKPOINT}: its {len(ckpt['metrics'])} rows are not the {len(rows)} of {METRICS}")
+
+
+def write_result(d: Path, cfg: RunConfig, rows: list[dict], status: str, failure: dict | None,
+                 model_parameters: int, num_classes: int) -> dict:
+    """result.json, written last: the summary of `rows`, sealed with what it covers (the run, its
+    rows, the checkpoint beside it) and its own digest. Returns the summary."""
+    summary = summarize(cfg, rows, status, model_parameters, d, num_classes)
+    if failure:
+        summary["diverged"] = failure
+    summary.update(config_hash=cfg.identity_hash, metrics_digest=rows_digest(rows),
+                   checkpoint_sha256=file_sha256(d / CHECKPOINT))
+    summary["digest"] = summary_digest(summary)
+    atomic_write_text(d / RESULT, json.dumps(summary, indent=2, sort_keys=True))
+    return summary
+
+
+def _write_rows(d: Path, rows: list[dict]) -> None:
+    atomic_write_text(d / METRICS, "".join(json.dumps(x) + "\n" for x in rows))
+
+
+def _save_checkpoint(d: Path, cfg: RunConfig, round: int, state: Any, rows: list[dict]) -> None:
+    atomic_torch_save(d / CHECKPOINT, {
+        "run_id": cfg.run_id, "config_hash": cfg.identity_hash, "round": round, "state": state,
+        "metrics": list(rows), "metrics_digest": rows_digest(rows), "state_digest": state_digest(state)})
 
 
 def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progress: bool = True,
@@ -280,14 +466,22 @@ def describe(cfg: RunConfig) -> str:
             f"R={cfg.rounds} seed={cfg.seed} ({cfg.run_id})")
 
 
-def summarize(cfg: RunConfig, metrics: list[dict], status: str, model_parameters: int, run_dir: Path) -> dict:
+def summarize(cfg: RunConfig, metrics: list[dict], status: str, model_parameters: int, run_dir: Path,
+              num_classes: int) -> dict:
+    """The run's summary. `status` is OK or DIVERGED as the run ended; an OK run whose final accuracy
+    is at most AT_CHANCE_FACTOR × chance (100 / num_classes %) becomes AT_CHANCE."""
     evaluated = [m for m in metrics if "accuracy" in m]
     seconds = sum(m["seconds"] for m in metrics)
     best = max(evaluated, key=lambda m: m["accuracy"], default=None)
+    accuracy = evaluated[-1]["accuracy"] if evaluated and status != DIVERGED else None
+    chance = 100.0 / num_classes
+    if status == OK and accuracy is not None and accuracy <= AT_CHANCE_FACTOR * chance:
+        status = AT_CHANCE
     return {
-        "accuracy": evaluated[-1]["accuracy"] if evaluated and status == OK else None,
+        "accuracy": accuracy,
         "best_accuracy": best["accuracy"] if best else None,   # for rounds-to-best curves only; never for model selection
         "best_round": best["round"] if best else None,
+        "chance_accuracy": chance,
         "rounds": len(metrics),
         "seconds": seconds,
         "seconds_per_round": seconds / len(metrics) if metrics else None,
@@ -299,12 +493,6 @@ def summarize(cfg: RunConfig, metrics: list[dict], status: str, model_parameters
         "run_id": cfg.run_id,
         "run_dir": str(run_dir),
     }
-
-
-def _read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def _environment(cfg: RunConfig) -> dict:

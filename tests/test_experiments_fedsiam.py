@@ -1,5 +1,4 @@
 """FedSiam's tables as RunConfigs: each cell carries the paper's protocol and its own departure."""
-import json
 
 import pytest
 
@@ -8,6 +7,8 @@ from fssl_core.experiments import fedsiam
 from fssl_core.profiles import PROFILES
 from fssl_core.report import Cell, paper_value, paper_values, reproduce_cells, round_curves
 from fssl_core.runs import RunStore
+
+from .fake_runs import fake_finished_run, row
 
 QUICK, PAPER = PROFILES["quick"], PROFILES["paper"]
 
@@ -67,13 +68,8 @@ def test_figure6_sweeps_mu_with_accuracy_and_upload_rows():
 
 
 def _fake_finished_run(store: RunStore, cfg: RunConfig, accuracies: list[float], upload_bytes: int):
-    d = store.dir(cfg)
-    d.mkdir(parents=True)
-    (d / "config.json").write_text(json.dumps(cfg.to_dict()))
-    (d / "metrics.jsonl").write_text("".join(json.dumps({"round": r + 1, "accuracy": a}) + "\n"
-                                             for r, a in enumerate(accuracies)))
-    (d / "result.json").write_text(json.dumps({"status": "ok", "accuracy": accuracies[-1], "seconds": 1.0,
-                                               "upload_bytes": upload_bytes, "download_bytes": 0}))
+    rows = [row(r, a, upload_bytes=upload_bytes if r == 1 else 0) for r, a in enumerate(accuracies, 1)]
+    fake_finished_run(store, cfg, rows)
 
 
 def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path, monkeypatch):
@@ -182,8 +178,8 @@ def test_alpha_max_above_the_schedules_reach_trains_the_same_run(tmp_path):
     store = RunStore(tmp_path)
     cells = fedsiam.table7_cells(QUICK, "cpu", datasets=["mnist"],
                                  variants=["alpha_max=0.9", "alpha_max=0.99", "alpha_max=0.999"])
-    for cell, curve in zip(cells, ([50.0, 90.0], [52.0, 93.0], [52.0, 93.0])):
-        _fake_finished_run(store, cell.configs[0], curve, 1_000)
+    for cell, curve in zip(cells, ([50.0, 90.0], [52.0, 93.0], [52.0, 93.0])):   # the curves' last two rounds
+        _fake_finished_run(store, cell.configs[0], [40.0] * (cell.configs[0].rounds - 2) + curve, 1_000)
     table = fedsiam.alpha_reached(cells, store).set_index("setting")
     # quick: 50 rounds of 1 epoch, so α^k tops out at 1 − 1/51 whatever α_max above it
     assert table.largest_alpha_reached.tolist() == [0.9, round(1 - 1 / 51, 5), round(1 - 1 / 51, 5)]

@@ -1,6 +1,5 @@
 """The main job: notebooks declare their runs in a `plan` cell, the plan counts and estimates them,
 the headline profile is the cells it promises, and an interrupt leaves no worker behind."""
-import json
 import os
 import re
 import signal
@@ -21,6 +20,7 @@ from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
 from fssl_core.runs import RunStore
 
 from .conftest import requires_mnist
+from .fake_runs import fake_finished_run, row
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 BUILDER = re.compile(r"\.\w+_(cells|configs)\(")     # fedsiam.table5_cells(...), fedanchor.figure5_configs(...)
@@ -69,11 +69,7 @@ def test_the_headline_plan_is_each_papers_headline_cells_at_quick(tmp_path, monk
 
 
 def _finished_run(store: RunStore, cfg: RunConfig, seconds_per_round: float) -> None:
-    d = store.dir(cfg)
-    d.mkdir(parents=True)
-    (d / "config.json").write_text(json.dumps(cfg.to_dict()))
-    (d / "metrics.jsonl").write_text("")
-    (d / "result.json").write_text(json.dumps({"status": "ok", "seconds_per_round": seconds_per_round}))
+    fake_finished_run(store, cfg, [row(r, 90.0, seconds=seconds_per_round) for r in range(1, cfg.rounds + 1)])
 
 
 def test_estimates_come_from_this_stores_runs_of_the_same_kind_and_pack_onto_workers(tmp_path):

@@ -97,6 +97,13 @@ def test_needs_gpu_and_diverged_rows_draw_no_bar_of_ours():
     assert "1 of 3 cells need a GPU" in fig._supxlabel.get_text()
 
 
+def test_an_at_chance_row_draws_its_bar_and_says_so():
+    rows = [_row(method="fedavg"), _row(method="fedmatch", status="at-chance", reproduced_value=9.8)]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    assert _ours_heights(axes[0]) == [94.0, 9.8]
+    assert "at chance" in {t.get_text() for t in axes[0].texts}
+
+
 def test_error_bars_only_where_the_std_over_seeds_is_finite():
     rows = [_row(method="fedavg", reproduced_std=0.5, n_runs=3),
             _row(method="fedsem", reproduced_std=math.nan, n_runs=1)]

@@ -1,0 +1,17 @@
+"""Targets of the processes tests start (multiprocessing spawn imports the module a target lives in:
+this one imports only what a worker needs, not pytest's fixtures or torchvision)."""
+import os
+
+
+def execute_and_log_rounds(root: str, cfg_dict: dict, log: str, barrier, results) -> None:
+    """Execute a config once every worker is ready; log "<pid> <round>" per trained round."""
+    from fssl_core.config import RunConfig
+    from fssl_core.runs import RunStore
+
+    def note(r):
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()} {r}\n")
+    cfg = RunConfig.from_dict(cfg_dict)
+    barrier.wait()
+    result = RunStore(root).execute(cfg, progress=False, after_round=note)
+    results.put((os.getpid(), [{k: v for k, v in m.items() if k != "seconds"} for m in result.metrics]))

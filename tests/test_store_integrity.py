@@ -1,0 +1,385 @@
+"""A run directory proves itself: every damaged or foreign file is detected and named, and what is
+served equals a clean run (read back, recomputed from a checkpoint that proves itself, resumed or
+rerun); one process trains a run at a time; a SIGKILL mid-run resumes bit for bit."""
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+
+import pytest
+import torch
+
+from fssl_core.config import RunConfig
+from fssl_core.runs import RunStore, summarize
+from fssl_core.store_integrity import DamagedRun
+
+from .conftest import requires_mnist
+from .fake_runs import fake_finished_run, row
+from .run_workers import execute_and_log_rounds
+
+# each test asserts the warnings it expects (pytest.warns); pytest re-emits the others it caught
+pytestmark = [requires_mnist, pytest.mark.filterwarnings("ignore::fssl_core.store_integrity.DamagedRun")]
+
+# TINY (test_runs.py) for 4 rounds on 10,000 training and 500 test images, evaluated at the last round only:
+# a run takes a fifth of a second
+CFG = RunConfig(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=100, clients_per_round=2,
+                local_epochs=1, rounds=4, batch_size=10, eval_every=100, resplit_train=10_000, resplit_test=500)
+
+
+def _without_timing(metrics):
+    return [{k: v for k, v in m.items() if k != "seconds"} for m in metrics]
+
+
+class Stop(Exception):
+    pass
+
+
+def _stop_after(round_):
+    def hook(r):
+        if r == round_:
+            raise Stop
+    return hook
+
+
+def _must_not_train(r):
+    raise AssertionError(f"trained round {r}: the run should have been recovered without training")
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory):
+    store = RunStore(tmp_path_factory.mktemp("clean"))
+    return store, store.execute(CFG, progress=False)
+
+
+def _copy_of(clean, tmp_path) -> RunStore:
+    store, _ = clean
+    shutil.copytree(store.dir(CFG), tmp_path / CFG.run_id)
+    return RunStore(tmp_path)
+
+
+def _served_is_clean(store, clean, result):
+    _, reference = clean
+    assert _without_timing(result.metrics) == _without_timing(reference.metrics)
+    assert result.accuracy == reference.accuracy and result.summary["rounds"] == CFG.rounds
+    again = store.load(CFG)                        # the repaired directory proves itself
+    assert again is not None and again.metrics == result.metrics
+    assert not list(store.dir(CFG).glob(".*.tmp"))
+
+
+# --- corruptions of a finished run ---------------------------------------------------------------
+def _edit_json(path, **changes):
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def _drop_rows(path, keep):
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:keep]))
+
+
+def _flip_bytes(path, at=None, n=8):
+    data = bytearray(path.read_bytes())
+    at = len(data) // 2 if at is None else at
+    data[at:at + n] = bytes(b ^ 0xFF for b in data[at:at + n])
+    path.write_bytes(bytes(data))
+
+
+# name: (file corrupted, corruption, what the message says, recovered without training)
+FINISHED = {
+    "edited result.json accuracy": ("result.json", lambda p: _edit_json(p, accuracy=99.9), "does not match its digest", True),
+    "metrics rows dropped": ("metrics.jsonl", lambda p: _drop_rows(p, 2), "2 rows, result.json says 4", True),
+    "truncated result.json": ("result.json", lambda p: p.write_text(p.read_text()[:40]), "not JSON", True),
+    "garbage line in metrics": ("metrics.jsonl", lambda p: p.write_text(p.read_text() + "{\"round\": 5, oops\n"),
+                                "line 5 is not JSON", True),
+    "non-UTF-8 result.json": ("result.json", lambda p: p.write_bytes(b"\xff\xfe" + p.read_bytes()), "not UTF-8", True),
+    "truncated metrics.jsonl": ("metrics.jsonl", lambda p: p.write_text(p.read_text()[:-30]), "line 4 is not JSON", True),
+    "non-UTF-8 config.json": ("config.json", lambda p: p.write_bytes(p.read_bytes() + b"\xff"), "not UTF-8", True),
+    "a directory for result.json": ("result.json", lambda p: (p.unlink(), p.mkdir()), "unreadable", True),
+    "non-UTF-8 metrics": ("metrics.jsonl", lambda p: p.write_bytes(p.read_bytes()[:10] + b"\xc3\x28"), "not UTF-8", True),
+    "empty result.json": ("result.json", lambda p: p.write_bytes(b""), "empty", True),
+    "empty metrics.jsonl": ("metrics.jsonl", lambda p: p.write_bytes(b""), "0 rows, result.json says 4", True),
+    "empty config.json": ("config.json", lambda p: p.write_bytes(b""), "empty", True),
+    "another config's config.json": ("config.json", lambda p: _edit_json(p, seed=99), "another config", True),
+    "result.json of another round count": ("result.json", lambda p: _edit_json(p, rounds=2), "does not match its digest", True),
+    "empty checkpoint": ("checkpoint.pt", lambda p: p.write_bytes(b""), "sha256 mismatch", False),
+    "flipped bytes in checkpoint": ("checkpoint.pt", _flip_bytes, "sha256 mismatch", False),
+    "checkpoint deleted": ("checkpoint.pt", lambda p: p.unlink(), "missing", False),
+}
+
+
+@pytest.mark.parametrize("case", FINISHED)
+def test_a_damaged_finished_run_is_named_and_never_served(case, clean, tmp_path):
+    name, corrupt, says, without_training = FINISHED[case]
+    store = _copy_of(clean, tmp_path)
+    path = store.dir(CFG) / name
+    corrupt(path)
+    message = re.compile(re.escape(str(path)) + ".*" + re.escape(says))
+    with pytest.warns(DamagedRun, match=message):
+        assert store.load(CFG) is None
+    with pytest.warns(DamagedRun, match=message) as caught:
+        result = store.execute(CFG, progress=False, after_round=_must_not_train if without_training else None)
+    _served_is_clean(store, clean, result)
+    if "deleted" not in case:
+        assert (next(store.dir(CFG).glob("damaged-*")) / name).exists()     # kept aside, never deleted
+    assert any(str(store.dir(CFG) / "damaged-") in str(w.message) for w in caught)
+
+
+def test_a_stalled_writers_leftovers_resume_from_its_checkpoint(clean, tmp_path):
+    # What a writer without the lock left behind: another's result.json (4 rounds) beside its own 2 rows and
+    # round-2 checkpoint. The checkpoint proves itself: the run resumes after round 2.
+    snap = tmp_path / "snapshot"
+
+    def snapshot(r):
+        if r == 2:
+            shutil.copytree(writer.dir(CFG), snap)
+    writer = RunStore(tmp_path / "writer")
+    writer.execute(CFG, progress=False, after_round=snapshot)
+    store = _copy_of(clean, tmp_path / "store")
+    for name in ("metrics.jsonl", "checkpoint.pt"):
+        shutil.copy(snap / name, store.dir(CFG) / name)
+    trained = []
+    with pytest.warns(DamagedRun, match=r"metrics.jsonl: 2 rows, result.json says 4.*resuming after round 2"):
+        result = store.execute(CFG, progress=False, after_round=trained.append)
+    assert trained == [3, 4]
+    _served_is_clean(store, clean, result)
+
+
+# --- corruptions of an interrupted run -------------------------------------------------------------
+def _interrupted(tmp_path, cfg=CFG, after=2) -> RunStore:
+    store = RunStore(tmp_path)
+    with pytest.raises(Stop):
+        store.execute(cfg, progress=False, after_round=_stop_after(after))
+    return store
+
+
+def _set_round(path, value):
+    ckpt = torch.load(path, weights_only=True)
+    torch.save({**ckpt, "round": value}, path)
+
+
+def _foreign_checkpoint(path):
+    other = _interrupted(path.parent.parent / "other-seed", CFG.replace(seed=CFG.seed + 1))
+    shutil.copy(other.dir(CFG.replace(seed=CFG.seed + 1)) / "checkpoint.pt", path)
+
+
+def _edited_state(path):      # bytes changed as a pickle would not notice: a weight altered in place
+    ckpt = torch.load(path, weights_only=True)
+    ckpt["state"]["model"][next(iter(ckpt["state"]["model"]))].add_(1e-3)
+    torch.save(ckpt, path)
+
+
+INTERRUPTED = {
+    "flipped bytes in checkpoint": (_flip_bytes, "checkpoint.pt: (unreadable|its server state does not match)"),
+    "altered weight in checkpoint": (_edited_state, "checkpoint.pt: its server state does not match its digest"),
+    "another seed's checkpoint": (_foreign_checkpoint, r"checkpoint.pt: belongs to run \w+ \(another config\)"),
+    "checkpoint round set to 99": (lambda p: _set_round(p, 99), "checkpoint.pt: round 99, the config has 4 rounds"),
+    "truncated checkpoint": (lambda p: p.write_bytes(p.read_bytes()[:5000]), "checkpoint.pt: unreadable"),
+    "empty checkpoint": (lambda p: p.write_bytes(b""), "checkpoint.pt: unreadable"),
+    "garbage checkpoint": (lambda p: p.write_bytes(b"PK\x03\x04 not a zip at all"), "checkpoint.pt: unreadable"),
+}
+
+
+@pytest.mark.parametrize("case", INTERRUPTED)
+def test_a_damaged_checkpoint_is_not_resumed_but_moved_aside_and_rerun(case, clean, tmp_path):
+    corrupt, says = INTERRUPTED[case]
+    store = _interrupted(tmp_path / "store")
+    corrupt(store.dir(CFG) / "checkpoint.pt")
+    trained = []
+    with pytest.warns(DamagedRun, match=says + ".*rerunning from round 1"):
+        result = store.execute(CFG, progress=False, after_round=trained.append)
+    assert trained == [1, 2, 3, 4]
+    assert (next(store.dir(CFG).glob("damaged-*")) / "checkpoint.pt").exists()
+    _served_is_clean(store, clean, result)
+
+
+def test_an_interrupted_run_cuts_metrics_to_its_checkpoint_and_removes_orphaned_temporary_files(clean, tmp_path):
+    store = RunStore(tmp_path)
+    d = store.dir(CFG)
+
+    def snapshot_2_stop_3(r):
+        if r == 2:
+            shutil.copy(d / "checkpoint.pt", tmp_path / "checkpoint-2.pt")
+        if r == 3:
+            raise Stop
+    with pytest.raises(Stop):
+        store.execute(CFG, progress=False, after_round=snapshot_2_stop_3)
+    shutil.copy(tmp_path / "checkpoint-2.pt", d / "checkpoint.pt")    # rows 1-3 on disk, checkpoint at 2
+    shutil.copy(d / "checkpoint.pt", d / ".checkpoint.pt.x1y2.tmp")   # a write killed before its rename
+    trained = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedRun)                     # nothing here is damaged
+        result = store.execute(CFG, progress=False, after_round=trained.append)
+    assert trained == [3, 4] and not list(d.glob(".*.tmp")) and not list(d.glob("damaged-*"))
+    _served_is_clean(store, clean, result)
+
+
+def test_finished_skips_and_names_damaged_runs(clean, tmp_path):
+    store = _copy_of(clean, tmp_path)
+    fake = CFG.replace(seed=5)
+    fake_finished_run(store, fake, [row(r, 50.0) for r in range(1, 5)])
+    (store.dir(fake) / "metrics.jsonl").write_text("not json\n")
+    stray = tmp_path / "0123456789abcdef"
+    stray.mkdir()
+    (stray / "config.json").write_text(json.dumps(CFG.to_dict()))     # another run's config in this directory
+    (stray / "result.json").write_text("{}")
+    with pytest.warns(DamagedRun) as caught:
+        found = store.finished(dataset="mnist")
+    assert [r.config for r in found] == [CFG]
+    named = " ".join(str(w.message) for w in caught)
+    assert f"{store.dir(fake)}/metrics.jsonl: line 1 is not JSON" in named and f"{stray}/config.json" in named
+
+
+def test_final_state_is_the_checked_checkpoint(clean):
+    store, result = clean
+    state = store.final_state(CFG)
+    from fssl_core.engine import Federation
+    assert Federation.build(CFG).evaluate(state["model"]) == result.accuracy
+
+
+def test_a_run_stored_before_digests_is_sealed_when_its_files_agree(clean, tmp_path):
+    store = _copy_of(clean, tmp_path)
+    d = store.dir(CFG)
+    ckpt = torch.load(d / "checkpoint.pt", weights_only=True)
+    torch.save({"round": ckpt["round"], "state": ckpt["state"], "metrics": ckpt["metrics"]}, d / "checkpoint.pt")
+    old = json.loads((d / "result.json").read_text())
+    for key in ("digest", "config_hash", "metrics_digest", "checkpoint_sha256", "chance_accuracy"):
+        old.pop(key)
+    (d / "result.json").write_text(json.dumps({**old, "status": "ok"}))   # the old store had no at-chance
+    with pytest.warns(DamagedRun, match="sealed with digests") as caught:
+        result = store.execute(CFG, progress=False, after_round=_must_not_train)
+    assert clean[1].status == "at-chance"                                      # TINY learns little in 4 rounds
+    assert any("status ok -> at-chance" in str(w.message) for w in caught)
+    _served_is_clean(store, clean, result)
+    # an old-format checkpoint of another run is not sealed but moved aside
+    store2 = _copy_of(clean, tmp_path / "foreign")
+    other = _interrupted(tmp_path / "other", CFG.replace(seed=7), after=4)
+    foreign = torch.load(other.dir(CFG.replace(seed=7)) / "checkpoint.pt", weights_only=True)
+    torch.save({"round": 4, "state": foreign["state"], "metrics": foreign["metrics"]}, store2.dir(CFG) / "checkpoint.pt")
+    (store2.dir(CFG) / "result.json").write_text(json.dumps(old))
+    with pytest.warns(DamagedRun, match=r"checkpoint.pt: its 4 rows are not the 4 of metrics.jsonl.*rerunning"):
+        _served_is_clean(store2, clean, store2.execute(CFG, progress=False))
+
+
+def test_run_identity_is_unchanged():
+    # stored runs are keyed by run_id: these values were computed before the store carried digests
+    assert RunConfig().run_id == "bc4db2ad67783283"
+    assert RunConfig(dataset="mnist", rounds=3, seed=7, checkpoint_every=4).run_id == "e0c084dfc2a62653"
+    assert RunConfig(seed=7).identity_hash.startswith(RunConfig(seed=7).run_id)
+
+
+# --- one writer per run --------------------------------------------------------------------------
+LONG = CFG.replace(rounds=150)     # long enough that the other executor finds the lock held
+
+
+def test_two_processes_executing_one_config_train_it_once(tmp_path, capfd):
+    # this process and a spawned one start executing the same config at once (a barrier); whichever
+    # takes the run's lock first trains, the other waits and reads the result back
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    root, log = str(tmp_path / "runs"), str(tmp_path / "rounds.log")
+    other = ctx.Process(target=execute_and_log_rounds, args=(root, LONG.to_dict(), log, barrier, results))
+    other.start()
+    try:
+        execute_and_log_rounds(root, LONG.to_dict(), log, barrier, results)
+        got = [results.get(timeout=120) for _ in range(2)]
+    finally:
+        other.join(timeout=60)
+        other.kill()
+    lines = [line.split() for line in (tmp_path / "rounds.log").read_text().splitlines()]
+    assert [int(r) for _, r in lines] == list(range(1, LONG.rounds + 1))      # every round trained once...
+    assert len({pid for pid, _ in lines}) == 1                                 # ...by one process
+    assert {pid for pid, _ in got} == {os.getpid(), other.pid}
+    assert got[0][1] == got[1][1]                                              # the other read it back
+    assert "is running this run; waiting for it to finish" in capfd.readouterr().err
+
+
+def _writer_script(root, cfg, then):
+    return textwrap.dedent(f"""
+        import os, signal
+        from fssl_core.config import RunConfig
+        from fssl_core.runs import RunStore
+        cfg = RunConfig.from_dict({cfg.to_dict()!r})
+        def then(r):
+            {then}
+        RunStore({str(root)!r}).execute(cfg, progress=False, after_round=then)
+    """)
+
+
+def _wait_for_rows(path, n, process, deadline=60):
+    end = time.time() + deadline
+    while time.time() < end and process.poll() is None:
+        try:
+            if len(path.read_text().splitlines()) >= n:
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError(f"{path} never reached {n} rows (writer exit code {process.poll()})")
+
+
+def test_a_stalled_writer_holds_the_run_until_it_dies_and_the_next_resumes_from_its_checkpoint(clean, tmp_path, capfd):
+    store = RunStore(tmp_path)
+    stalls = subprocess.Popen([sys.executable, "-c", _writer_script(
+        tmp_path, CFG, "if r == 2: os.kill(os.getpid(), signal.SIGSTOP)")])
+    try:
+        _wait_for_rows(store.dir(CFG) / "metrics.jsonl", 2, stalls)
+        threading.Timer(1.0, stalls.kill).start()          # it dies while the next executor waits for it
+        trained = []
+        result = store.execute(CFG, progress=False, after_round=trained.append)
+    finally:
+        stalls.kill()
+        stalls.wait()
+    assert "waiting for it to finish" in capfd.readouterr().err
+    assert trained == [3, 4]
+    _served_is_clean(store, clean, result)
+
+
+# --- kill -9 mid-run -------------------------------------------------------------------------------
+@pytest.mark.parametrize("trainer", ["cohort", "sequential"])
+def test_a_run_killed_mid_round_resumes_bit_identical(trainer, tmp_path):
+    cfg = CFG.replace(rounds=100, trainer=trainer)
+    store = RunStore(tmp_path / "killed")
+    writer = subprocess.Popen([sys.executable, "-c", _writer_script(tmp_path / "killed", cfg, "pass")])
+    try:
+        reference = RunStore(tmp_path / "reference").execute(cfg, progress=False)   # while the writer starts
+        _wait_for_rows(store.dir(cfg) / "metrics.jsonl", 20, writer)
+        writer.send_signal(signal.SIGKILL)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert store.load(cfg) is None
+    trained = []
+    resumed = store.execute(cfg, progress=False, after_round=trained.append)
+    assert 20 <= trained[0] < cfg.rounds
+    assert _without_timing(resumed.metrics) == _without_timing(reference.metrics)
+    assert resumed.accuracy == reference.accuracy
+    assert not list(store.dir(cfg).glob(".*.tmp")) and not list(store.dir(cfg).glob("damaged-*"))
+
+
+# --- status ------------------------------------------------------------------------------------------
+def test_a_finite_blow_up_at_chance_is_not_ok_but_keeps_its_value(tmp_path, monkeypatch):
+    rows = [row(1, 30.0), row(2, 8.9)]
+    assert summarize(CFG, rows, "ok", 0, tmp_path, num_classes=10)["status"] == "at-chance"
+    assert summarize(CFG, rows[:1], "ok", 0, tmp_path, num_classes=10)["status"] == "ok"      # 30% > 15%
+    assert summarize(CFG, [row(1, 15.0)], "ok", 0, tmp_path, num_classes=10)["status"] == "at-chance"
+    assert summarize(CFG, [row(1, 15.0)], "ok", 0, tmp_path, num_classes=100)["status"] == "ok"  # CIFAR-100: 1%
+    diverged = summarize(CFG, rows, "diverged", 0, tmp_path, num_classes=10)
+    assert diverged["status"] == "diverged" and diverged["accuracy"] is None
+    # the report shows an at-chance run's value and flags its row
+    from fssl_core.profiles import PROFILES
+    from fssl_core.report import Cell, reproduce_cells
+    monkeypatch.setattr("fssl_core.report.dataset_available", lambda name: True)
+    store = RunStore(tmp_path / "runs")
+    a, b = CFG.replace(rounds=2, seed=1), CFG.replace(rounds=2, seed=2)
+    fake_finished_run(store, a, rows)
+    fake_finished_run(store, b, [row(1, 40.0), row(2, 90.0)])
+    cells = [Cell("fedsiam", "table5", "iid", "0.10", "mnist", "fedavg", (c,)) for c in (a, b)]
+    frame = reproduce_cells(cells, PROFILES["quick"], "cpu", store=store, progress=False)
+    assert frame.reproduced_value.tolist() == [8.9, 90.0]
+    assert frame.status.tolist() == ["at-chance", "reduced"]
