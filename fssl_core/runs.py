@@ -44,7 +44,7 @@ from .config import ConfigError, RunConfig
 from .paths import runs_dir
 from .store_integrity import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, DamagedRun, canonical_json,
                               file_sha256, fsync_dir, move_aside, read_checkpoint, read_json, read_rows,
-                              rows_digest, run_lock, state_digest, summary_digest, Unsealed)
+                              rows_digest, run_lock, state_digest, summary_digest)
 from .training import Diverged
 
 OK, DIVERGED, AT_CHANCE = "ok", "diverged", "at-chance"
@@ -122,8 +122,7 @@ class RunStore:
             return None
         summary = read_json(d / RESULT)
         if "digest" not in summary:
-            raise Unsealed(f"{d / RESULT}: written before runs carried digests (execute() checks its files "
-                           "against each other and seals them)")
+            raise Damage(f"{d / RESULT}: carries no digest (written by an older store, or edited)")
         if summary["digest"] != summary_digest(summary):
             raise Damage(f"{d / RESULT}: its content does not match its digest (edited?)")
         if summary.get("run_id") != cfg.run_id or summary.get("config_hash") != cfg.identity_hash:
@@ -205,8 +204,6 @@ class RunStore:
             atomic_write_text(d / "env.json", json.dumps(_environment(cfg), indent=2, sort_keys=True))
         if start.saved is None:      # a fresh start: round 0's checkpoint, so a run diverging in round 1 has one
             _save_checkpoint(d, cfg, 0, state, metrics)
-        elif start.legacy_status is not None:      # an old-format checkpoint that agreed: sealed anew
-            _save_checkpoint(d, cfg, start.saved, state, metrics)
         status, failure = OK, None
         bar = _progress(cfg, len(metrics) + 1, progress)
         for r in range(len(metrics) + 1, cfg.rounds + 1):
@@ -228,9 +225,6 @@ class RunStore:
         if bar is not None:
             bar.close()
         summary = write_result(d, cfg, metrics, status, failure, fed.model_parameters, fed.ctx.num_classes)
-        if start.legacy_status is not None and summary["status"] != start.legacy_status:
-            warnings.warn(f"{d / RESULT}: status {start.legacy_status} -> {summary['status']} (final accuracy "
-                          f"{summary['accuracy']}%, chance {summary['chance_accuracy']:g}%)", DamagedRun, stacklevel=3)
         return RunResult(cfg, metrics, summary)
 
     def _resume_point(self, cfg: RunConfig, fed, damage: Damage | None) -> "_Start":
@@ -240,13 +234,10 @@ class RunStore:
         d = self.dir(cfg)
         problems = [str(damage)] if damage is not None else []
         aside = [RESULT] if (d / RESULT).exists() else []     # not proven (else we would not be here)
-        legacy = isinstance(damage, Unsealed)
         ckpt = None
         if (d / CHECKPOINT).exists():
             try:
-                ckpt = read_checkpoint(d / CHECKPOINT, cfg, fed.ctx.device, legacy=legacy)
-                if ckpt["legacy"]:
-                    _check_legacy(d, cfg, ckpt)
+                ckpt = read_checkpoint(d / CHECKPOINT, cfg, fed.ctx.device)
             except Damage as err:
                 problems.append(str(err))
                 aside.append(CHECKPOINT)
@@ -273,13 +264,6 @@ class RunStore:
             except Damage as err:
                 problems.append(str(err))
                 aside.append(CONFIG)
-        legacy_status = None
-        if ckpt is not None and ckpt["legacy"]:     # old files that agree: kept, result.json recomputed
-            legacy_status = read_json(d / RESULT).get("status")
-            aside.remove(RESULT)
-            problems.remove(str(damage))
-            warnings.warn(f"{d}: stored before runs carried digests; its {CHECKPOINT}, {METRICS} and {RESULT} "
-                          f"agree ({len(rows)} rounds): sealed with digests", DamagedRun, stacklevel=4)
         if problems:
             n = ckpt["round"] if ckpt else 0
             then = (f"result recomputed from the {n} rows of {CHECKPOINT}" if n == cfg.rounds else
@@ -290,8 +274,8 @@ class RunStore:
             warnings.warn(f"{'; '.join(dict.fromkeys(problems))}. {then[0].upper()}{then[1:]}", DamagedRun, stacklevel=4)
         _write_rows(d, rows)
         if ckpt is None:
-            return _Start(fed.initial_state(), rows, None, None)
-        return _Start(ckpt["state"], rows, ckpt["round"], legacy_status)
+            return _Start(fed.initial_state(), rows, None)
+        return _Start(ckpt["state"], rows, ckpt["round"])
 
 
 @dataclass
@@ -299,7 +283,6 @@ class _Start:
     state: Any
     rows: list[dict]
     saved: int | None            # the round of the checkpoint it starts from; None: a fresh start
-    legacy_status: str | None    # the status an old-format run had, when it is being sealed
 
 
 def _check_config(path: Path, cfg: RunConfig) -> None:
@@ -312,18 +295,6 @@ def _check_config(path: Path, cfg: RunConfig) -> None:
     if stored.identity_hash != cfg.identity_hash:
         diff = [f"{k}={v!r} (config: {getattr(cfg, k)!r})" for k, v in stored.to_dict().items() if v != getattr(cfg, k)]
         raise Damage(f"{path}: another config ({', '.join(diff[:3])})")
-
-
-def _check_legacy(d: Path, cfg: RunConfig, ckpt: dict) -> None:
-    """A run stored before files carried digests is kept only where its result.json names this run
-    and its checkpoint's rows are metrics.jsonl's rows (its summary is then recomputed from them).
-    Its checkpoint is of round `rounds` (or of the round before a divergence), as the old store wrote it."""
-    summary = read_json(d / RESULT)
-    if summary.get("run_id") != cfg.run_id:
-        raise Damage(f"{d / RESULT}: belongs to run {summary.get('run_id')}, not {cfg.run_id}")
-    rows = read_rows(d / METRICS)
-    if [canonical_json(r) for r in rows] != [canonical_json(r) for r in ckpt["metrics"]]:
-        raise Damage(f"{d / CHECKPOINT}: its {len(ckpt['metrics'])} rows are not the {len(rows)} of {METRICS}")
 
 
 def write_result(d: Path, cfg: RunConfig, rows: list[dict], status: str, failure: dict | None,

@@ -39,10 +39,6 @@ class Damage(Exception):
     """A run file that cannot be trusted; the message names the file and what is wrong."""
 
 
-class Unsealed(Damage):
-    """A result.json written before runs carried digests: its files may still agree (runs.py seals them)."""
-
-
 class DamagedRun(UserWarning):
     """The category of the store's warnings about damaged or foreign run files."""
 
@@ -152,10 +148,8 @@ def read_rows(path: Path) -> list[dict]:
 CHECKPOINT_KEYS = {"run_id", "config_hash", "round", "state", "metrics", "metrics_digest", "state_digest"}
 
 
-def read_checkpoint(path: Path, cfg, device: Any, legacy: bool = False) -> dict:
-    """The checkpoint at `path` after checking it is this run's and unaltered; `legacy=True` also
-    accepts the format written before checkpoints carried digests ({round, state, metrics}), which
-    proves nothing by itself: the caller must check it against other files (runs.py)."""
+def read_checkpoint(path: Path, cfg, device: Any) -> dict:
+    """The checkpoint at `path` after checking it is this run's and unaltered."""
     try:
         ckpt = torch.load(path, map_location=device, weights_only=True)
     except FileNotFoundError:
@@ -165,12 +159,6 @@ def read_checkpoint(path: Path, cfg, device: Any, legacy: bool = False) -> dict:
         raise Damage(f"{path}: unreadable ({type(err).__name__}{': ' + detail if detail else ''})") from None
     if not isinstance(ckpt, dict):
         raise Damage(f"{path}: not a checkpoint (a {type(ckpt).__name__})")
-    if legacy and set(ckpt) == {"round", "state", "metrics"}:
-        rows = ckpt["metrics"]
-        if not (isinstance(rows, list) and ckpt["round"] == len(rows)
-                and all(isinstance(r, dict) and r.get("round") == i for i, r in enumerate(rows, 1))):
-            raise Damage(f"{path}: its rows do not run 1..{ckpt['round']}")
-        return {**ckpt, "legacy": True}
     try:
         return _checked(path, ckpt, cfg)
     except Damage:
@@ -195,7 +183,7 @@ def _checked(path: Path, ckpt: dict, cfg) -> dict:
         raise Damage(f"{path}: its metrics rows do not match their digest")
     if state_digest(ckpt["state"]) != ckpt["state_digest"]:
         raise Damage(f"{path}: its server state does not match its digest (altered bytes)")
-    return {**ckpt, "legacy": False}
+    return ckpt
 
 
 # --- durable files -------------------------------------------------------------------------------
