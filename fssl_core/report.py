@@ -301,14 +301,16 @@ def _markdown_table(frame: pd.DataFrame) -> str:
 def replace_readme_block(start: str, end: str, body: str) -> bool:
     """Put `body` between the README's `start` and `end` markers (atomically); False when the
     README or a marker is missing."""
+    from .store_integrity import exclusive
     readme = project_root() / "README.md"
     if not readme.exists():
         return False
-    text = readme.read_text()
-    if start not in text or end not in text:
-        return False
-    new = text[:text.index(start) + len(start)] + "\n" + body + "\n" + text[text.index(end):]
-    atomic_write_text(readme, new)
+    with exclusive(project_root() / ".README.lock"):      # bench and reproduce both write blocks of it
+        text = readme.read_text()
+        if start not in text or end not in text:
+            return False
+        new = text[:text.index(start) + len(start)] + "\n" + body + "\n" + text[text.index(end):]
+        atomic_write_text(readme, new)
     return True
 
 

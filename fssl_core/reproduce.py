@@ -28,6 +28,7 @@ from .paths import project_root, results_dir
 from .publish import STAGING_ENV, publish
 from .report import merge_results
 from .runs import atomic_write_text
+from .store_integrity import exclusive
 
 PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
 # One notebook per paper whose cells answer the paper's headline question: these run first, and they
@@ -53,9 +54,10 @@ def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
     """Each notebook's last measured run time, kept in results/notebook_seconds.json so that a
     reproduction of some notebooks (`--only`) keeps the others' times in the report."""
     path = results_dir(profile) / "notebook_seconds.json"
-    known = json.loads(path.read_text()) if path.exists() else {}
-    known.update({name: round(value, 1) for name, value in seconds.items()})
-    atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
+    with exclusive(path.with_name(".notebook_seconds.lock")):     # two jobs must not lose each other's times
+        known = json.loads(path.read_text()) if path.exists() else {}
+        known.update({name: round(value, 1) for name, value in seconds.items()})
+        atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
     return known
 
 

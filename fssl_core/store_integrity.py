@@ -225,27 +225,35 @@ def move_aside(run_dir: Path, names: list[str]) -> Path:
 @contextmanager
 def run_lock(run_dir: Path) -> Iterator[None]:
     """Hold runs/<id>/.lock exclusively: only the holder checks, repairs or trains the run. Taking
-    it removes the temporary files of killed writes (`remove_orphans`).
-
-    flock(2) locks belong to the open file, and the kernel drops them when the process dies, however
-    it dies (SIGKILL, OOM, power loss on reboot), so a lock is never stale and there is no timeout:
-    a second executor waits as long as the first is alive. It works across hosts on NFS (Linux maps
-    flock onto NFS byte-range locks). The holder's pid and host are written into the file, for the
-    waiting message only."""
+    it removes the temporary files of killed writes (`remove_orphans`)."""
     if not run_dir.exists():
         run_dir.mkdir(parents=True, exist_ok=True)
         fsync_dir(run_dir.parent)
-    fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    with exclusive(run_dir / LOCK, waiting=f"{run_dir}: {{holder}} is running this run; waiting for it to finish"):
+        remove_orphans(run_dir)
+        yield
+
+
+@contextmanager
+def exclusive(lock_file: Path, waiting: str = "{holder} holds {lock}; waiting for it") -> Iterator[None]:
+    """Hold `lock_file` exclusively (created if missing), for a read-modify-write or a run.
+
+    flock(2) locks belong to the open file, and the kernel drops them when the process dies, however
+    it dies (SIGKILL, OOM, power loss on reboot), so a lock is never stale and there is no timeout:
+    a second process waits as long as the first is alive. It works across hosts on NFS (Linux maps
+    flock onto NFS byte-range locks). The holder's pid and host are written into the file, for the
+    `waiting` message only."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-            print(f"{run_dir}: {holder} is running this run; waiting for it to finish", file=sys.stderr, flush=True)
+            print(waiting.format(holder=holder, lock=lock_file), file=sys.stderr, flush=True)
             fcntl.flock(fd, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
-        remove_orphans(run_dir)
         yield
     finally:
         os.close(fd)          # releases the lock

@@ -116,3 +116,24 @@ def test_accuracy_test_selected_is_the_accuracy_of_the_lowest_test_loss_the_late
     assert METRICS["accuracy_test_selected"](run) == 96.0         # rounds 2 and 3 tie at 0.20: round 3
     old = RunResult(RunConfig(), [{"round": 1, "accuracy": 90.0}], {"status": "ok", "accuracy": 90.0})
     assert METRICS["accuracy_test_selected"](old) is None         # stored before the test loss was logged
+
+
+def _record_many(prefix: str, n: int) -> None:
+    from fssl_core.reproduce import record_seconds
+    for i in range(n):
+        record_seconds("quick", {f"{prefix}{i}": float(i)})
+
+
+def test_concurrent_jobs_keep_each_others_notebook_times(tmp_path, monkeypatch):
+    """record_seconds is a read-modify-write: under its lock no job's times are lost."""
+    import json
+    import multiprocessing
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    ctx = multiprocessing.get_context("spawn")
+    jobs = [ctx.Process(target=_record_many, args=(p, 400)) for p in ("a", "b", "c")]   # without the lock ~half are lost
+    for j in jobs:
+        j.start()
+    for j in jobs:
+        j.join(60)
+    known = json.loads((tmp_path / "results" / "notebook_seconds.json").read_text())
+    assert len(known) == 1200 and all(j.exitcode == 0 for j in jobs)
