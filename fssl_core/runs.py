@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from . import __version__
-from .config import RunConfig
+from .config import ConfigError, RunConfig
 from .paths import runs_dir
 from .training import Diverged
 
@@ -103,7 +103,10 @@ class RunStore:
         """Every finished run in the store whose config has the given field values."""
         out = []
         for result_file in sorted(self.root.glob("*/result.json")):
-            cfg = RunConfig.from_dict(json.loads((result_file.parent / "config.json").read_text()))
+            try:
+                cfg = RunConfig.from_dict(json.loads((result_file.parent / "config.json").read_text()))
+            except ConfigError:      # a run whose config today's validation refuses: no config can ask for it
+                continue
             if all(getattr(cfg, k) == v for k, v in match.items()):
                 out.append(self.load(cfg))
         return [r for r in out if r is not None]
