@@ -429,10 +429,16 @@ def _resplit(cfg, facts):
                 f"({facts.shape.num_train} train + {facts.shape.num_test} test); their sum must be at most {pooled}")
 
 
+def _training_set(cfg, facts) -> str:
+    """The training set the partition splits, for a message ("mnist's 60000 training samples")."""
+    resplit = f" (resplit_train={cfg.resplit_train})" if cfg.resplit_train else ""
+    return f"{cfg.dataset}'s {facts.train} training samples{resplit}"
+
+
 def _clients(cfg, facts):
     if cfg.clients > facts.train:
-        return (f"clients={cfg.clients}, dataset={cfg.dataset!r}: must be at most {facts.train}, the training "
-                f"samples of {cfg.dataset}" + (" resplit" if cfg.resplit_train else ""))
+        return (f"clients={cfg.clients}, dataset={cfg.dataset!r}: must be at most {facts.train}, one per sample of "
+                f"{_training_set(cfg, facts)}")
     if cfg.clients_per_round > cfg.clients:
         return f"clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}"
 
@@ -495,14 +501,14 @@ def _server_set(cfg, facts):
     most = facts.train - cfg.clients
     if cfg.server_labeled > 0:
         if cfg.server_labeled > most:
-            return (f"server_labeled={cfg.server_labeled}, clients={cfg.clients}: must be at most {most}, the "
-                    f"{facts.train} training samples of {cfg.dataset} less one per client")
+            return (f"server_labeled={cfg.server_labeled}, clients={cfg.clients}: must be at most {most}: "
+                    f"{_training_set(cfg, facts)} less one per client")
         return None
     from .data.partition import server_set_size
     count = server_set_size(facts.train, cfg.labeled_ratio)
     if not 1 <= count <= most:
-        return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: gives {count} of {cfg.dataset}'s "
-                f"{facts.train} training samples to the server; it must give at least 1 and at most {most} "
+        return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: gives {count} of "
+                f"{_training_set(cfg, facts)} to the server; it must give at least 1 and at most {most} "
                 f"(one left per client)")
 
 
@@ -517,11 +523,12 @@ def _per_client_sizes(cfg, facts):
     for name in ("classes_per_client", "min_client_size"):
         if name in facts.uses and getattr(cfg, name) > share:
             return (f"{name}={getattr(cfg, name)}, clients={cfg.clients}: must be at most {share}, the "
-                    f"{facts.train - at_server} samples of {cfg.dataset} the clients share, divided by clients")
+                    f"{facts.train - at_server} samples the clients share ({_training_set(cfg, facts)}, "
+                    f"{at_server} of them at the server), divided by clients")
     if cfg.batch_size > facts.train // cfg.clients:
         return (f"batch_size={cfg.batch_size}, clients={cfg.clients}: must be at most {facts.train // cfg.clients}, "
-                f"a client's average share of {cfg.dataset}'s {facts.train} training samples; a larger local batch "
-                "is more than a client holds")
+                f"a client's average share of {_training_set(cfg, facts)}; a larger local batch is more than "
+                "a client holds")
 
 
 def _streaming(cfg, facts):
@@ -541,8 +548,8 @@ def _noniid3_ratios(cfg, facts):
             / (cfg.clients - cfg.rich_clients))
     if not -1e-12 <= poor <= 1 + 1e-12:
         return (f"rich_clients={cfg.rich_clients}, rich_labeled_ratio={cfg.rich_labeled_ratio}, "
-                f"labeled_ratio={cfg.labeled_ratio}: leave the other {cfg.clients - cfg.rich_clients} clients a "
-                f"labeled ratio of {poor:.4g}, which must be within [0, 1]")
+                f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: leave the other "
+                f"{cfg.clients - cfg.rich_clients} clients a labeled ratio of {poor:.4g}, which must be within [0, 1]")
 
 
 _CROSS_FIELD_RULES = (_tau_rectangle, _mix_weights, _resplit, _clients, _model_fits_dataset,

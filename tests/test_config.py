@@ -142,9 +142,13 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
      "RunConfig.labeled_ratio=0.2, server_labeled=1000: the server's labeled set is given either as a count"),
     # sizes of the data (data.datasets.shape_of, no file read)
     (dict(clients=100_000, clients_per_round=10),
-     "RunConfig.clients=100000, dataset='mnist': must be at most 60000, the training samples of mnist"),
+     "RunConfig.clients=100000, dataset='mnist': must be at most 60000, one per sample of mnist's 60000 training "
+     "samples"),
     (dict(batch_size=601), "RunConfig.batch_size=601, clients=100: must be at most 600, a client's average share"),
     (dict(partition="noniid1", classes_per_client=601), "RunConfig.classes_per_client=601, clients=100: must be at most 600"),
+    (dict(resplit_train=5000, resplit_test=100, batch_size=51),
+     "RunConfig.batch_size=51, clients=100: must be at most 50, a client's average share of mnist's 5000 training "
+     "samples (resplit_train=5000)"),
     (dict(algorithm="fedmix", partition="server_iid", server_labeled=59_950),
      "RunConfig.server_labeled=59950, clients=100: must be at most 59900"),
     (dict(algorithm="fedmix", partition="server_iid", labeled_ratio=1e-6),
@@ -155,7 +159,8 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
     # noniid3's ratios
     (dict(partition="noniid3", clients=10), "RunConfig.rich_clients=10, clients=10: must be at most clients - 1 = 9"),
     (dict(partition="noniid3", labeled_ratio=0.01),
-     "RunConfig.rich_clients=10, rich_labeled_ratio=0.55, labeled_ratio=0.01: leave the other 90 clients a labeled "
+     "RunConfig.rich_clients=10, rich_labeled_ratio=0.55, labeled_ratio=0.01, clients=100: leave the other 90 "
+     "clients a labeled "
      "ratio of -0.05, which must be within [0, 1]"),
     # streaming needs parts
     (dict(algorithm="fedmix", partition="streaming_dirichlet", server_labeled=1000),
