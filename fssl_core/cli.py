@@ -1,7 +1,8 @@
 """Command line: `python -m fssl_core {run,partition,bench,reproduce} key=value ...`.
 
 `key=value` pairs are RunConfig fields (see fssl_core/config.py); bad keys or values exit with
-the message naming the key, the value and what is allowed.
+the message naming the key, the value and what is allowed (status 2), as do a data set that is not
+on this machine, device=cuda where there is no CUDA, and a split the data cannot give.
 """
 from __future__ import annotations
 
@@ -36,10 +37,23 @@ def cmd_run(args) -> None:
 def cmd_partition(args) -> None:
     from .data.datasets import load_dataset
     from .engine import Federation
-    cfg = RunConfig.from_strings(_pairs(args.pairs))
+    cfg = partition_config(_pairs(args.pairs))
     data = load_dataset(cfg.dataset)
     counts = Federation.partition_of(cfg, data).counts(data.train_y.cpu().numpy(), data.num_classes)
     print(json.dumps(counts, sort_keys=True) if args.json else partition_table(cfg, counts))
+
+
+def partition_config(pairs: dict[str, str]) -> RunConfig:
+    """The config `partition` splits by. It trains no algorithm, so where none is given it takes the first
+    registered one that reads labels where the partition puts them (RunConfig refuses FedAvg, the
+    default, on a labels-at-server partition); the split does not depend on it."""
+    if "algorithm" not in pairs:
+        from .algorithms import ALGORITHMS
+        from .data.partition import LABELS_AT
+        where = LABELS_AT.get(pairs.get("partition", RunConfig.partition))
+        fitting = [name for name, cls in ALGORITHMS.items() if where in cls.labels_at]
+        pairs = {**pairs, "algorithm": fitting[0] if fitting else RunConfig.algorithm}
+    return RunConfig.from_strings(pairs)
 
 
 # above this many classes a party's per-class counts are summarised, not listed (CIFAR-100)
@@ -136,9 +150,14 @@ def main(argv: list[str] | None = None) -> int:
                      help="override a notebook parameter (JSON value, else a string), e.g. labeled_ratios=[0.1]")
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
+    from .data.datasets import DatasetUnavailable
+    from .data.partition import PartitionError
+    from .engine import DeviceUnavailable
     try:
         args.func(args)
-    except ConfigError as err:
+    except (ConfigError, PartitionError, DeviceUnavailable, DatasetUnavailable) as err:
+        # one line each; DatasetUnavailable's first line says which data set is missing and where it was
+        # looked for, the lines after it which files to put there and how to get them
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0

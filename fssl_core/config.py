@@ -3,13 +3,33 @@
 Defaults are FedSiam's Table 2 (the shared parameters of all its baselines) unless a comment
 says otherwise. Algorithm-specific knobs sit in their own section; an algorithm reads only the
 fields it documents.
+
+Validation (`_validate`, run on construction) is the one gate a config passes; it only refuses,
+never changes a value, so a config valid before keeps its run id. Each field: its type, then its
+choices or its interval (floats finite: NaN and ±inf are refused everywhere). Then the fields
+together (`_CROSS_FIELD_RULES`, each message naming every field it involves):
+  - algorithm × partition: the partition's labels sit where the algorithm reads them
+    (`Algorithm.labels_at` against `data.partition.LABELS_AT`);
+  - model × dataset: a network with a fixed input size (`Network.image_size`) gets images of it;
+  - partition fields the partition does not read stay at their defaults, and at the server a count
+    (server_labeled > 0) and a ratio (labeled_ratio) are not both given;
+  - sizes against the data set's (`data.datasets.shape_of`, no file read): clients, the server's
+    labeled set, shards and min_client_size per client, a local batch no larger than a client's
+    share, a resplit within the pooled splits; Non-IID-III's ratios; streaming's parts;
+  - trainer='cohort' only for an algorithm with `cohort`; FedAnchor's anchor head; FedSiam's
+    rectangle curve; FedMix's α+β+γ = 1.
+What only the data or the machine can refuse (a class too small for a balanced server set, a device
+absent) is refused when the run is built: `data.partition.PartitionError`,
+`data.datasets.DatasetUnavailable`, `engine.DeviceUnavailable`; the CLI prints each as one error.
 """
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
+import math
 from dataclasses import dataclass, fields
 from typing import Any, get_type_hints
 
@@ -135,7 +155,7 @@ class RunConfig:
     @classmethod
     def from_strings(cls, pairs: dict[str, str]) -> "RunConfig":
         """Build from command-line `key=value` strings, converting each by the field's type."""
-        hints = get_type_hints(cls)
+        hints = _field_types()
         converted: dict[str, Any] = {}
         for key, text in pairs.items():
             kind = hints.get(key)
@@ -184,7 +204,13 @@ def _parse(text: str, kind: type) -> Any:
     return kind(text)
 
 
-# Allowed values: (low, high) inclusive ranges or a callable returning the allowed choices.
+# --- validation ---------------------------------------------------------------------------------
+# Every field's allowed values: for a string, a callable giving the choices; for a number, an
+# interval written as in mathematics ('[' and ']' closed, '(' and ')' open, inf: no bound), and a
+# float must also be finite (NaN and ±inf never are). Integer fields have upper bounds too, generous
+# for what each counts, so that a mistyped 20-digit number is an error naming the field rather
+# than an overflow deep inside a run. The cross-field rules below then check the fields together.
+
 def _choices_algorithm():
     from .algorithms import ALGORITHMS
     return tuple(ALGORITHMS)
@@ -205,6 +231,34 @@ def _choices_partition():
     return PARTITIONS
 
 
+@dataclass(frozen=True)
+class Interval:
+    text: str            # as written, with ∞ for inf: what an error message shows
+    low: float
+    high: float
+    low_open: bool
+    high_open: bool
+
+    @classmethod
+    def parse(cls, text: str) -> "Interval":
+        low, high = (_number(part) for part in text[1:-1].split(","))
+        return cls(text.replace("inf", "∞"), low, high, text[0] == "(", text[-1] == ")")
+
+    def __contains__(self, value) -> bool:
+        above = self.low < value if self.low_open else self.low <= value
+        below = value < self.high if self.high_open else value <= self.high
+        return above and below
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _number(text: str) -> float:
+    text = text.strip()
+    return int(text) if text.lstrip("-").isdigit() else float(text)   # ints exact (2**63 - 1 is no float)
+
+
+_COUNT = "1000000"        # rounds, clients, sizes: far above any paper's, far below an overflow
 _RULES: dict[str, Any] = {
     "algorithm": _choices_algorithm,
     "dataset": _choices_dataset,
@@ -212,98 +266,298 @@ _RULES: dict[str, Any] = {
     "partition": _choices_partition,
     "device": lambda: DEVICES,
     "trainer": lambda: (AUTO, "sequential", "cohort"),
-    "labeled_ratio": (0.0, 1.0),
-    "server_labeled": (0, None),
-    "dirichlet_alpha": (1e-6, None),
-    "classes_per_client": (1, None),
-    "rich_clients": (0, None),
-    "rich_labeled_ratio": (0.0, 1.0),
-    "min_client_size": (1, None),
-    "stream_parts": (1, None),
-    "resplit_train": (0, None),
-    "resplit_test": (0, None),
-    "clients": (1, None),
-    "clients_per_round": (1, None),
-    "rounds": (1, None),
-    "local_epochs": (0, None),
-    "batch_size": (1, None),
-    "lr": (0.0, None),
-    "momentum": (0.0, 1.0),
-    "weight_decay": (0.0, None),
-    "seed": (0, 2**63 - 1),
+    "labeled_ratio": "(0, 1)",               # a partition with no labeled or no unlabeled sample is no FSSL split
+    "server_labeled": f"[0, {_COUNT}]",       # 0: γ gives the server's count instead
+    "dirichlet_alpha": "[1e-6, inf)",
+    "classes_per_client": f"[1, {_COUNT}]",
+    "rich_clients": f"[0, {_COUNT}]",
+    "rich_labeled_ratio": "[0, 1]",
+    "min_client_size": f"[1, {_COUNT}]",
+    "stream_parts": "[1, 10000]",
+    "resplit_train": f"[0, {_COUNT}]",
+    "resplit_test": f"[0, {_COUNT}]",
+    "clients": f"[1, {_COUNT}]",
+    "clients_per_round": f"[1, {_COUNT}]",
+    "rounds": f"[1, {_COUNT}]",
+    "local_epochs": "[1, 10000]",            # 0 epochs trains nothing and reports chance accuracy as ok
+    "batch_size": f"[1, {_COUNT}]",           # and at most a client's share of the data (below)
+    "lr": "(0, inf)",                        # lr = 0 trains nothing
+    "momentum": "[0, 1)",                    # 1 never forgets a gradient: the step size grows without bound
+    "weight_decay": "[0, inf)",
+    "seed": "[0, 9223372036854775807]",      # 2**63 - 1, the bound it always had
     "client_weighting": lambda: CLIENT_WEIGHTINGS,
-    "labeled_batch_fraction": (0.0, 1.0),
-    "server_epochs": (0, None),
-    "ema_decay": (0.0, 1.0),
+    "labeled_batch_fraction": "(0, 1)",      # mixed_plan keeps at least 1 labeled and 1 unlabeled sample a batch:
+                                             # 0 or 1 would silently mean one sample of a kind
+    "server_epochs": "[0, 10000]",
+    "ema_decay": "[0, 1]",
     "consistency": lambda: ("mse", "kl"),
-    "consistency_rampup": (0, None),
+    "consistency_rampup": f"[0, {_COUNT}]",
     "tau_curve": lambda: ("linear", "rectangle"),
-    "tau_phi_g": (0, None),
-    "tau_varphi_g": (0, None),
-    "tau_mu": (0.0, 1.0),
-    "pseudo_label_threshold": (0.0, 1.0),
-    "unlabeled_loss_weight": (0.0, None),
-    "fedsem_phase1_fraction": (0.0, 1.0),
-    "fedmatch_helpers": (0, None),
-    "fedmatch_lambda_iccs": (0.0, None),
-    "fedmatch_lambda_l1": (0.0, None),
-    "fedmatch_lambda_l2": (0.0, None),
-    "mix_alpha": (0.0, 1.0),
-    "mix_beta": (0.0, 1.0),
-    "mix_gamma": (0.0, 1.0),
+    "tau_phi_g": f"[0, {_COUNT}]",
+    "tau_varphi_g": f"[0, {_COUNT}]",
+    "tau_mu": "[0, 1]",
+    "pseudo_label_threshold": "[0, 1]",
+    "unlabeled_loss_weight": "[0, inf)",
+    "fedsem_phase1_fraction": "[0, 1]",
+    "fedmatch_helpers": "[0, 100]",
+    "fedmatch_lambda_iccs": "[0, inf)",
+    "fedmatch_lambda_l1": "[0, inf)",
+    "fedmatch_lambda_l2": "[0, inf)",
+    "mix_alpha": "[0, 1]",
+    "mix_beta": "[0, 1]",
+    "mix_gamma": "[0, 1]",
     "fedmix_pseudo_label": lambda: ("sharpen", "argmax"),
-    "sharpen_temperature": (1e-6, None),
-    "fedmix_views": (1, None),
-    "fedmix_lambda_1": (0.0, None),
-    "fedmix_lambda_2": (0.0, None),
-    "projection_dim": (0, None),
-    "contrastive_temperature": (1e-6, None),
-    "contrastive_batch_size": (2, None),
-    "mixup_beta": (1e-6, None),
-    "mix_loss_weight": (0.0, None),
-    "byol_hidden": (1, None),
-    "pretrain_epochs": (0, None),
-    "pretrain_lr": (0.0, None),
-    "eval_every": (1, None),
-    "eval_batch_size": (1, None),
-    "checkpoint_every": (1, None),
+    "sharpen_temperature": "[1e-6, inf)",
+    "fedmix_views": "[1, 100]",
+    "fedmix_lambda_1": "[0, inf)",
+    "fedmix_lambda_2": "[0, inf)",
+    "projection_dim": "[0, 65536]",
+    "contrastive_temperature": "[1e-6, inf)",
+    "contrastive_batch_size": f"[2, {_COUNT}]",
+    "mixup_beta": "[1e-6, inf)",
+    "mix_loss_weight": "[0, inf)",
+    "byol_hidden": "[1, 65536]",
+    "pretrain_epochs": "[0, 10000]",
+    "pretrain_lr": "(0, inf)",
+    "eval_every": f"[1, {_COUNT}]",
+    "eval_batch_size": f"[1, {_COUNT}]",
+    "checkpoint_every": f"[1, {_COUNT}]",
 }
+_INTERVALS = {name: Interval.parse(rule) for name, rule in _RULES.items() if isinstance(rule, str)}
+
+
+def _show(value: Any) -> str:
+    """repr of a value for a message, shortened (Python refuses to print ints of over 4300 digits)."""
+    try:
+        text = repr(value)
+    except ValueError:
+        return f"<an int of {value.bit_length()} bits>"
+    return text if len(text) <= 80 else text[:60] + "..." + text[-10:]
+
+
+@functools.cache
+def _field_types() -> dict[str, type]:
+    """Each field's type (the annotations are strings under `from __future__ import annotations`)."""
+    return get_type_hints(RunConfig)
 
 
 def _validate(cfg: RunConfig) -> None:
-    hints = get_type_hints(type(cfg))
+    hints = _field_types()
     for f in fields(cfg):
-        value = getattr(cfg, f.name)
-        kind = hints[f.name]
-        ok_type = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            object.__setattr__(cfg, f.name, float(value))
-            ok_type = True
-        if not ok_type:
-            raise ConfigError(f"RunConfig.{f.name}={value!r}: must be of type {kind.__name__}")
-        rule = _RULES.get(f.name)
-        if rule is None:
-            continue
-        if callable(rule):
-            allowed = rule()
-            if value not in allowed:
-                raise ConfigError(f"RunConfig.{f.name}={value!r}: must be one of {', '.join(map(str, allowed))}")
-        else:
-            low, high = rule
-            value = getattr(cfg, f.name)
-            if (low is not None and value < low) or (high is not None and value > high):
-                upper = "∞" if high is None else high
-                raise ConfigError(f"RunConfig.{f.name}={value!r}: must be within [{low}, {upper}]")
+        _validate_field(cfg, f.name, hints[f.name])
+    facts = _Facts.of(cfg)
+    for rule in _CROSS_FIELD_RULES:
+        problem = rule(cfg, facts)
+        if problem:
+            raise ConfigError(f"RunConfig.{problem}")
+
+
+def _validate_field(cfg: RunConfig, name: str, kind: type) -> None:
+    value = getattr(cfg, name)
+    rule = _RULES.get(name)
+    interval = _INTERVALS.get(name)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        try:
+            value = float(value)
+        except OverflowError:     # an int beyond any float
+            raise ConfigError(f"RunConfig.{name}={_show(value)}: must be a finite number within {interval}") from None
+        object.__setattr__(cfg, name, value)
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ConfigError(f"RunConfig.{name}={_show(value)}: must be of type {kind.__name__}")
+    if interval is not None:
+        if kind is float and not (math.isfinite(value) and value in interval):
+            raise ConfigError(f"RunConfig.{name}={_show(value)}: must be a finite number within {interval}")
+        if kind is int and value not in interval:
+            raise ConfigError(f"RunConfig.{name}={_show(value)}: must be an integer within {interval}")
+    elif callable(rule):
+        allowed = rule()
+        if value not in allowed:
+            raise ConfigError(f"RunConfig.{name}={_show(value)}: must be one of {', '.join(map(str, allowed))}")
+
+
+# --- cross-field rules ----------------------------------------------------------------------------
+# Each returns None or the message after "RunConfig.", naming every field it involves as field=value.
+# What they read of the data (image size, sample counts) is data.datasets.shape_of: no file is opened.
+# A split that only the data can refuse (a class too small for server_balanced, a Dirichlet draw that
+# never gives every client min_client_size samples) is refused when the run is built
+# (data.partition.PartitionError), as is a device the machine lacks (engine.DeviceUnavailable).
+
+@dataclass(frozen=True)
+class _Facts:
+    model: str                 # cfg.model with 'auto' resolved
+    algorithm: type            # the algorithm's class: its declared labels_at, cohort, needs_projection
+    shape: Any                 # data.datasets.Shape of cfg.dataset
+    train: int                 # training samples the partition splits (resplit_train where set)
+    labels_at: str             # 'client' or 'server': where cfg.partition puts the labels
+    uses: tuple[str, ...]      # the partition fields cfg.partition reads
+
+    @classmethod
+    def of(cls, cfg: RunConfig) -> "_Facts":
+        from .algorithms import ALGORITHMS
+        from .data.datasets import shape_of
+        from .data.partition import LABELS_AT, partition_arguments
+        from .models import default_model_for
+        shape = shape_of(cfg.dataset)
+        return cls(model=default_model_for(cfg.dataset) if cfg.model == AUTO else cfg.model,
+                   algorithm=ALGORITHMS[cfg.algorithm], shape=shape, train=cfg.resplit_train or shape.num_train,
+                   labels_at=LABELS_AT[cfg.partition], uses=partition_arguments(cfg.partition))
+
+
+@functools.cache
+def _partition_fields() -> tuple[str, ...]:
+    """The RunConfig fields some partition reads (data.partition.partition_arguments), in field order."""
+    from .data.partition import PARTITIONS, partition_arguments
+    used = {name for p in PARTITIONS for name in partition_arguments(p)}
+    return tuple(f.name for f in fields(RunConfig) if f.name in used)
+
+
+def _tau_rectangle(cfg, facts):
     if cfg.tau_curve == "rectangle" and cfg.tau_varphi_g <= cfg.tau_phi_g:
-        raise ConfigError(f"RunConfig.tau_varphi_g={cfg.tau_varphi_g}: must exceed tau_phi_g={cfg.tau_phi_g} "
-                          "for the rectangle curve (Eq. 12)")
+        return (f"tau_varphi_g={cfg.tau_varphi_g}, tau_phi_g={cfg.tau_phi_g}: tau_varphi_g must exceed tau_phi_g "
+                "for the rectangle curve (Eq. 12)")
+
+
+def _mix_weights(cfg, facts):
     mix = cfg.mix_alpha + cfg.mix_beta + cfg.mix_gamma
     if abs(mix - 1.0) > 1e-6:
-        raise ConfigError(f"RunConfig.mix_alpha={cfg.mix_alpha}, mix_beta={cfg.mix_beta}, mix_gamma={cfg.mix_gamma}: "
-                          f"sum to {mix:g}; FedMix's Eq. 9 needs α+β+γ = 1")
+        return (f"mix_alpha={cfg.mix_alpha}, mix_beta={cfg.mix_beta}, mix_gamma={cfg.mix_gamma}: "
+                f"sum to {mix:g}; FedMix's Eq. 9 needs α+β+γ = 1")
+
+
+def _resplit(cfg, facts):
     if (cfg.resplit_train > 0) != (cfg.resplit_test > 0):
-        raise ConfigError(f"RunConfig.resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: "
-                          "set both (a resplit) or neither (the official splits)")
+        return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: "
+                "set both (a resplit) or neither (the official splits)")
+    pooled = facts.shape.num_train + facts.shape.num_test
+    if cfg.resplit_train + cfg.resplit_test > pooled:
+        return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: draw "
+                f"{cfg.resplit_train + cfg.resplit_test} samples from {cfg.dataset}'s {pooled} "
+                f"({facts.shape.num_train} train + {facts.shape.num_test} test); their sum must be at most {pooled}")
+
+
+def _training_set(cfg, facts) -> str:
+    """The training set the partition splits, for a message ("mnist's 60000 training samples")."""
+    resplit = f" (resplit_train={cfg.resplit_train})" if cfg.resplit_train else ""
+    return f"{cfg.dataset}'s {facts.train} training samples{resplit}"
+
+
+def _clients(cfg, facts):
+    if cfg.clients > facts.train:
+        return (f"clients={cfg.clients}, dataset={cfg.dataset!r}: must be at most {facts.train}, one per sample of "
+                f"{_training_set(cfg, facts)}")
     if cfg.clients_per_round > cfg.clients:
-        raise ConfigError(
-            f"RunConfig.clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}")
+        return f"clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}"
+
+
+def _model_fits_dataset(cfg, facts):
+    from .models import MODELS
+    size, wanted = facts.shape.image_size, MODELS[facts.model].image_size
+    if wanted is not None and wanted != size:
+        fitting = [name for name, net in MODELS.items() if net.image_size in (None, size)]
+        return (f"model={cfg.model!r}, dataset={cfg.dataset!r}: {facts.model} takes {wanted}×{wanted} images and "
+                f"{cfg.dataset}'s are {size}×{size}; use one of {', '.join(fitting)} or model='auto'")
+
+
+def _labels_where_the_algorithm_reads_them(cfg, facts):
+    """An algorithm declares where it reads labels (Algorithm.labels_at); a partition that puts them
+    elsewhere leaves it nothing to learn from (FedAvg on server_iid: no client holds a label)."""
+    if facts.labels_at not in facts.algorithm.labels_at:
+        from .algorithms import ALGORITHMS
+        from .data.partition import LABELS_AT
+        partitions = [p for p, at in LABELS_AT.items() if at in facts.algorithm.labels_at]
+        others = [a for a, c in ALGORITHMS.items() if facts.labels_at in c.labels_at]
+        party = {"client": "the clients", "server": "the server"}
+        return (f"algorithm={cfg.algorithm!r}, partition={cfg.partition!r}: {cfg.algorithm} learns from labels at "
+                f"{' and '.join(party[at] for at in facts.algorithm.labels_at)}, and partition {cfg.partition!r} puts "
+                f"them at {party[facts.labels_at]}; use partition={' or '.join(partitions)}, or an algorithm for "
+                f"labels at {party[facts.labels_at]}: {', '.join(others)}")
+
+
+def _cohort_trainer(cfg, facts):
+    if cfg.trainer == "cohort" and not facts.algorithm.cohort:
+        return (f"trainer='cohort', algorithm={cfg.algorithm!r}: {cfg.algorithm} does not support the cohort "
+                "trainer (its `cohort` is False); use trainer='sequential' or 'auto'")
+
+
+def _projection(cfg, facts):
+    if facts.algorithm.needs_projection and cfg.projection_dim == 0:
+        return (f"projection_dim=0, algorithm={cfg.algorithm!r}: {cfg.algorithm} needs the anchor head; "
+                "set projection_dim > 0 (the paper's is 128)")
+
+
+def _fields_the_partition_ignores(cfg, facts):
+    """A partition field that cfg.partition does not read must stay at its default: a value there would
+    change the run id and nothing else, and is almost always meant for another partition. At the
+    server, server_labeled > 0 takes the place of γ, so labeled_ratio must then stay at its default."""
+    for name in _partition_fields():
+        if name not in facts.uses and getattr(cfg, name) != _DEFAULTS[name]:
+            return (f"{name}={getattr(cfg, name)!r}, partition={cfg.partition!r}: partition {cfg.partition!r} "
+                    f"does not use {name}; leave it at its default {_DEFAULTS[name]!r} "
+                    f"({cfg.partition} reads {', '.join(facts.uses)})")
+    if "server_labeled" in facts.uses and cfg.server_labeled > 0 and cfg.labeled_ratio != _DEFAULTS["labeled_ratio"]:
+        return (f"labeled_ratio={cfg.labeled_ratio}, server_labeled={cfg.server_labeled}: the server's labeled set "
+                f"is given either as a count (server_labeled > 0) or as the ratio γ (server_labeled=0), not both; "
+                f"leave labeled_ratio at its default {_DEFAULTS['labeled_ratio']} or server_labeled at 0")
+
+
+def _server_set(cfg, facts):
+    """Labels-at-server: the server's set holds at least 1 sample and leaves every client one."""
+    if facts.labels_at != "server":
+        return None
+    most = facts.train - cfg.clients
+    if cfg.server_labeled > 0:
+        if cfg.server_labeled > most:
+            return (f"server_labeled={cfg.server_labeled}, clients={cfg.clients}: must be at most {most}: "
+                    f"{_training_set(cfg, facts)} less one per client")
+        return None
+    from .data.partition import server_set_size
+    count = server_set_size(facts.train, cfg.labeled_ratio)
+    if not 1 <= count <= most:
+        return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: gives {count} of "
+                f"{_training_set(cfg, facts)} to the server; it must give at least 1 and at most {most} "
+                f"(one left per client)")
+
+
+def _per_client_sizes(cfg, facts):
+    """What each client's share must hold: its shards, min_client_size, its batch. The samples the
+    clients share are the training set, less the server's labeled set at the server."""
+    at_server = 0
+    if facts.labels_at == "server":
+        from .data.partition import server_set_size
+        at_server = cfg.server_labeled or server_set_size(facts.train, cfg.labeled_ratio)
+    share = (facts.train - at_server) // cfg.clients
+    for name in ("classes_per_client", "min_client_size"):
+        if name in facts.uses and getattr(cfg, name) > share:
+            return (f"{name}={getattr(cfg, name)}, clients={cfg.clients}: must be at most {share}, the "
+                    f"{facts.train - at_server} samples the clients share ({_training_set(cfg, facts)}, "
+                    f"{at_server} of them at the server), divided by clients")
+    if cfg.batch_size > facts.train // cfg.clients:
+        return (f"batch_size={cfg.batch_size}, clients={cfg.clients}: must be at most {facts.train // cfg.clients}, "
+                f"a client's average share of {_training_set(cfg, facts)}; a larger local batch is more than "
+                "a client holds")
+
+
+def _streaming(cfg, facts):
+    if cfg.partition == "streaming_dirichlet" and cfg.stream_parts < 2:
+        return (f"stream_parts={cfg.stream_parts}, partition='streaming_dirichlet': must be at least 2 "
+                "(one part is server_dirichlet; the journal's is 10)")
+
+
+def _noniid3_ratios(cfg, facts):
+    """Non-IID-III: rich_clients clients label rich_labeled_ratio of their data, the others the ratio
+    that makes the overall fraction γ (data.partition.noniid3_partition), which must be within [0, 1]."""
+    if cfg.partition != "noniid3":
+        return None
+    if cfg.rich_clients > cfg.clients - 1:
+        return f"rich_clients={cfg.rich_clients}, clients={cfg.clients}: must be at most clients - 1 = {cfg.clients - 1}"
+    poor = ((cfg.labeled_ratio * cfg.clients - cfg.rich_clients * cfg.rich_labeled_ratio)
+            / (cfg.clients - cfg.rich_clients))
+    if not -1e-12 <= poor <= 1 + 1e-12:
+        return (f"rich_clients={cfg.rich_clients}, rich_labeled_ratio={cfg.rich_labeled_ratio}, "
+                f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: leave the other "
+                f"{cfg.clients - cfg.rich_clients} clients a labeled ratio of {poor:.4g}, which must be within [0, 1]")
+
+
+_CROSS_FIELD_RULES = (_tau_rectangle, _mix_weights, _resplit, _clients, _model_fits_dataset,
+                      _labels_where_the_algorithm_reads_them, _cohort_trainer, _projection,
+                      _fields_the_partition_ignores, _server_set, _per_client_sizes, _streaming, _noniid3_ratios)

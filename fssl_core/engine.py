@@ -47,9 +47,15 @@ def payload_bytes(payload: Any) -> int:
     return 0
 
 
+class DeviceUnavailable(RuntimeError):
+    """The config's device is not on this machine. Checked when a run is built, not by RunConfig,
+    so that a config stays constructible (and its run id computable) anywhere."""
+
+
 def resolve_device(name: str) -> torch.device:
     if name == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("RunConfig.device='cuda': no CUDA device is available here; use device='cpu'")
+        raise DeviceUnavailable("RunConfig.device='cuda': no CUDA device is available here "
+                                "(torch.cuda.is_available() is False); use device='cpu'")
     return torch.device(name)
 
 
@@ -120,10 +126,7 @@ class Federation:
         0.67× its speed); on CUDA the cohort, where batches of ten small images leave the device idle
         between launches (not yet measured here: no GPU was lent; `bench device=cuda` will tell). Cohort
         and sequential results agree to float tolerance (tests/test_cohort.py), not bit for bit."""
-        wanted = self.cfg.trainer
-        if wanted == "cohort" and not self.algorithm.cohort:
-            raise ValueError(f"RunConfig.trainer='cohort': algorithm {self.cfg.algorithm!r} does not support the "
-                             "cohort trainer (its `cohort` is False); use trainer='sequential' or 'auto'")
+        wanted = self.cfg.trainer      # 'cohort' only for an algorithm that supports it (RunConfig)
         if wanted == AUTO:
             return self.algorithm.cohort and (self.ctx.device.type == "cuda" or self.ctx.model.grouped_op is not None)
         return wanted == "cohort"

@@ -35,7 +35,7 @@ def tiny_data(monkeypatch):
 
 
 def _counts(pairs: list[str], data: datasets.ImageData) -> dict:
-    cfg = RunConfig.from_strings(cli._pairs(pairs))
+    cfg = cli.partition_config(cli._pairs(pairs))
     return Federation.partition_of(cfg, data).counts(data.train_y.numpy(), data.num_classes)
 
 
@@ -89,3 +89,27 @@ def test_the_default_mnist_partition_shows_all_100_clients_in_short_lines(capsys
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 + 100 and lines[-1].split()[:3] == ["99", "60", "540"]
     assert max(len(line) for line in lines) <= 100
+
+
+# --- what `run` refuses, with status 2 and one message, never a traceback ------------------------------------
+
+def test_run_refuses_a_bad_value_a_missing_data_set_and_a_missing_device(tmp_path, monkeypatch, capsys):
+    def absent(name, *args, **kwargs):
+        raise datasets.DatasetUnavailable(f"data set {name!r} was not found under root /nowhere")
+    runs = ["run", "--quiet", "--runs", str(tmp_path), "rounds=1"]
+    assert cli.main([*runs, "tau_mu=nan"]) == 2
+    assert capsys.readouterr().err == "error: RunConfig.tau_mu=nan: must be a finite number within [0, 1]\n"
+    monkeypatch.setattr("fssl_core.engine.load_dataset", absent)
+    assert cli.main([*runs, "dataset=cifar10"]) == 2
+    assert capsys.readouterr().err == "error: data set 'cifar10' was not found under root /nowhere\n"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert cli.main([*runs, "device=cuda"]) == 2
+    assert capsys.readouterr().err.startswith("error: RunConfig.device='cuda': no CUDA device is available here")
+
+
+def test_partition_needs_no_algorithm_and_a_split_the_data_refuse_is_an_error(tiny_data, capsys):
+    assert cli.partition_config({"partition": "server_lda"}).algorithm in ("fedsiam_d", "fedmix")
+    assert cli.partition_config({}).algorithm == "fedavg"
+    # 40 samples over 4 clients leave each 9 unlabeled, too few for 20 stream parts: the partition's message, status 2
+    assert cli.main(["partition", "stream_parts=20", "clients=4", "clients_per_round=4"]) == 2
+    assert capsys.readouterr().err.startswith("error: partition 'iid': stream_parts=20 must be at most every client's")

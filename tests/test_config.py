@@ -1,6 +1,13 @@
-import pytest
+import json
+import math
+import re
+from dataclasses import fields
 
-from fssl_core.config import ConfigError, RunConfig
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from fssl_core.config import _INTERVALS, _RULES, ConfigError, RunConfig, _field_types
+from fssl_core.data.datasets import data_root
 
 
 def test_defaults_are_fedsiam_table2():
@@ -11,14 +18,14 @@ def test_defaults_are_fedsiam_table2():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"labeled_ratio": 1.7}, "RunConfig.labeled_ratio=1.7: must be within [0.0, 1.0]"),
+    ({"labeled_ratio": 1.7}, "RunConfig.labeled_ratio=1.7: must be a finite number within (0, 1)"),
     ({"algorithm": "fedfoo"}, "RunConfig.algorithm='fedfoo': must be one of"),
     ({"rounds": "50"}, "RunConfig.rounds='50': must be of type int"),
     ({"clients": 5, "clients_per_round": 10}, "clients_per_round=10: must be at most clients=5"),
     ({"dataset": "imagenet"}, "RunConfig.dataset='imagenet': must be one of"),
 ])
 def test_bad_values_name_the_field_the_value_and_what_is_allowed(changes, message):
-    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         RunConfig(**changes)
 
 
@@ -53,3 +60,235 @@ def test_run_id_leaves_out_fields_at_their_default():
     blob = json.dumps({"lr": 0.05, "model": "cnn_mnist", "seed": 7, "fssl_core_version": __version__},
                       sort_keys=True, separators=(",", ":"))
     assert cfg.run_id == hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# --- single fields: finite numbers, intervals open or closed as the field means --------------------------
+
+FLOAT_FIELDS = [f.name for f in fields(RunConfig) if _field_types()[f.name] is float]
+
+
+@pytest.mark.parametrize("name", FLOAT_FIELDS)
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_every_float_field_refuses_nan_and_infinities_naming_field_value_and_interval(name, value):
+    with pytest.raises(ConfigError, match=rf"^RunConfig\.{name}={value!r}: must be a finite number within [\[(]"):
+        RunConfig(**{name: value})
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"tau_mu": math.nan}, "RunConfig.tau_mu=nan: must be a finite number within [0, 1]"),
+    ({"labeled_ratio": 0.0}, "RunConfig.labeled_ratio=0.0: must be a finite number within (0, 1)"),
+    ({"labeled_ratio": 1}, "RunConfig.labeled_ratio=1.0: must be a finite number within (0, 1)"),
+    ({"lr": 0.0}, "RunConfig.lr=0.0: must be a finite number within (0, ∞)"),
+    ({"pretrain_lr": 0.0}, "RunConfig.pretrain_lr=0.0: must be a finite number within (0, ∞)"),
+    ({"momentum": 1.0}, "RunConfig.momentum=1.0: must be a finite number within [0, 1)"),
+    ({"labeled_batch_fraction": 0.0}, "RunConfig.labeled_batch_fraction=0.0: must be a finite number within (0, 1)"),
+    ({"local_epochs": 0}, "RunConfig.local_epochs=0: must be an integer within [1, 10000]"),
+    ({"clients": 10**20}, "RunConfig.clients=100000000000000000000: must be an integer within [1, 1000000]"),
+    ({"seed": 2**63}, "RunConfig.seed=9223372036854775808: must be an integer within [0, 9223372036854775807]"),
+    ({"weight_decay": 10**400}, "RunConfig.weight_decay=1000000000"),     # an int beyond any float: shortened
+    ({"weight_decay": 10**5000}, "RunConfig.weight_decay=<an int of 16610 bits>: must be a finite number within [0, ∞)"),
+    ({"rounds": True}, "RunConfig.rounds=True: must be of type int"),
+    ({"algorithm": ""}, "RunConfig.algorithm='': must be one of fedavg, "),
+])
+def test_single_field_bounds(changes, message):
+    with pytest.raises(ConfigError) as err:
+        RunConfig(**changes)
+    assert str(err.value).startswith(message)
+
+
+def test_the_bounds_themselves_are_allowed_where_closed():
+    RunConfig(momentum=0.0, weight_decay=0.0, ema_decay=1.0, tau_mu=0.0, pseudo_label_threshold=1.0,
+              local_epochs=1, clients=1, clients_per_round=1, seed=2**63 - 1)
+    RunConfig(labeled_ratio=1e-9)    # (0, 1): γ = 1e-9 of MNIST labels 0 samples per client, which the partition allows
+
+
+def test_strings_from_the_command_line_get_the_same_checks():
+    with pytest.raises(ConfigError, match=r"^RunConfig\.ema_decay=nan: must be a finite number within \[0, 1\]"):
+        RunConfig.from_strings({"ema_decay": "nan"})
+    with pytest.raises(ConfigError, match=r"^RunConfig\.clients=100000000000000000000: must be an integer"):
+        RunConfig.from_strings({"clients": "100000000000000000000"})
+    with pytest.raises(ConfigError, match=r"^RunConfig\.lr='1e999': must be a finite number|^RunConfig\.lr=inf"):
+        RunConfig.from_strings({"lr": "1e999"})
+
+
+# --- cross-field rules: one hand-picked bad case each ------------------------------------------------------
+
+SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
+
+
+@pytest.mark.parametrize("changes, message", [
+    # partition × algorithm (Algorithm.labels_at against data.partition.LABELS_AT)
+    (dict(algorithm="fedavg", partition="server_iid"),
+     "RunConfig.algorithm='fedavg', partition='server_iid': fedavg learns from labels at the clients, and partition "
+     "'server_iid' puts them at the server; use partition=iid or noniid1 or noniid2 or noniid3 or client_dirichlet, "
+     "or an algorithm for labels at the server: fedsiam_d, "),
+    (dict(algorithm="fedmix", partition="noniid1"),
+     "RunConfig.algorithm='fedmix', partition='noniid1': fedmix learns from labels at the server, and partition "
+     "'noniid1' puts them at the clients; use partition=server_iid or "),
+    (dict(algorithm="semifl", partition="iid"), "RunConfig.algorithm='semifl', partition='iid': semifl learns"),
+    # model × dataset
+    (dict(model="cnn_mnist", dataset="cifar10"),
+     "RunConfig.model='cnn_mnist', dataset='cifar10': cnn_mnist takes 28×28 images and cifar10's are 32×32; "
+     "use one of cnn_cifar, resnet9, resnet18, wrn28_2 or model='auto'"),
+    (dict(model="cnn_cifar", dataset="fashion_mnist"),
+     "RunConfig.model='cnn_cifar', dataset='fashion_mnist': cnn_cifar takes 32×32 images and fashion_mnist's are 28×28"),
+    # fields the partition ignores
+    (dict(partition="iid", dirichlet_alpha=0.5),
+     "RunConfig.dirichlet_alpha=0.5, partition='iid': partition 'iid' does not use dirichlet_alpha; leave it at its "
+     "default 0.1 (iid reads labeled_ratio, stream_parts)"),
+    (dict(partition="noniid1", server_labeled=500),
+     "RunConfig.server_labeled=500, partition='noniid1': partition 'noniid1' does not use server_labeled"),
+    (dict(algorithm="fedmix", **SERVER, labeled_ratio=0.2),
+     "RunConfig.labeled_ratio=0.2, server_labeled=1000: the server's labeled set is given either as a count"),
+    # sizes of the data (data.datasets.shape_of, no file read)
+    (dict(clients=100_000, clients_per_round=10),
+     "RunConfig.clients=100000, dataset='mnist': must be at most 60000, one per sample of mnist's 60000 training "
+     "samples"),
+    (dict(batch_size=601), "RunConfig.batch_size=601, clients=100: must be at most 600, a client's average share"),
+    (dict(partition="noniid1", classes_per_client=601), "RunConfig.classes_per_client=601, clients=100: must be at most 600"),
+    (dict(resplit_train=5000, resplit_test=100, batch_size=51),
+     "RunConfig.batch_size=51, clients=100: must be at most 50, a client's average share of mnist's 5000 training "
+     "samples (resplit_train=5000)"),
+    (dict(algorithm="fedmix", partition="server_iid", server_labeled=59_950),
+     "RunConfig.server_labeled=59950, clients=100: must be at most 59900"),
+    (dict(algorithm="fedmix", partition="server_iid", labeled_ratio=1e-6),
+     "RunConfig.labeled_ratio=1e-06, clients=100: gives 0 of mnist's 60000 training samples to the server"),
+    (dict(resplit_train=65_000, resplit_test=6_000),
+     "RunConfig.resplit_train=65000, resplit_test=6000: draw 71000 samples from mnist's 70000"),
+    (dict(resplit_train=1000), "RunConfig.resplit_train=1000, resplit_test=0: set both"),
+    # noniid3's ratios
+    (dict(partition="noniid3", clients=10), "RunConfig.rich_clients=10, clients=10: must be at most clients - 1 = 9"),
+    (dict(partition="noniid3", labeled_ratio=0.01),
+     "RunConfig.rich_clients=10, rich_labeled_ratio=0.55, labeled_ratio=0.01, clients=100: leave the other 90 "
+     "clients a labeled "
+     "ratio of -0.05, which must be within [0, 1]"),
+    # streaming needs parts
+    (dict(algorithm="fedmix", partition="streaming_dirichlet", server_labeled=1000),
+     "RunConfig.stream_parts=1, partition='streaming_dirichlet': must be at least 2"),
+    # the algorithm's declared needs
+    (dict(algorithm="semifl", partition="server_lda", trainer="cohort"),
+     "RunConfig.trainer='cohort', algorithm='semifl': semifl does not support the cohort trainer"),
+    (dict(algorithm="fedanchor", partition="server_lda"),
+     "RunConfig.projection_dim=0, algorithm='fedanchor': fedanchor needs the anchor head"),
+    # the rules that were there before
+    (dict(tau_curve="rectangle", tau_phi_g=40), "RunConfig.tau_varphi_g=40, tau_phi_g=40: tau_varphi_g must exceed"),
+    (dict(mix_alpha=0.6), "RunConfig.mix_alpha=0.6, mix_beta=0.3, mix_gamma=0.2: sum to 1.1"),
+    (dict(clients=5), "RunConfig.clients_per_round=10: must be at most clients=5"),
+])
+def test_cross_field_rules_name_every_field_involved(changes, message):
+    with pytest.raises(ConfigError) as err:
+        RunConfig(**changes)
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_what_the_rules_allow():
+    RunConfig(algorithm="fedsiam_d", partition="server_iid", labeled_ratio=0.01)      # FedSiam, labels at the server
+    RunConfig(algorithm="fedmatch", partition="noniid2")
+    RunConfig(algorithm="fedanchor", partition="server_lda", projection_dim=128, model="resnet18",
+              server_labeled=250, server_balanced=True)
+    RunConfig(model="resnet9", dataset="fashion_mnist")       # pooled features fit any size
+    RunConfig(partition="noniid3", labeled_ratio=0.1)         # 10 clients at 55%, 90 at 5%
+    RunConfig(batch_size=600)
+
+
+def test_every_algorithm_declares_where_it_reads_labels():
+    """Each method says it in its own file (or its family's), not by inheriting the base class's default."""
+    from fssl_core.algorithms import ALGORITHMS, Algorithm
+    from fssl_core.data.partition import LABELS_AT
+    for name, cls in ALGORITHMS.items():
+        assert cls.labels_at and set(cls.labels_at) <= set(LABELS_AT.values()), name
+        assert any("labels_at" in vars(k) for k in cls.__mro__ if k not in (Algorithm, object)), name
+
+
+@pytest.mark.skipif(not (data_root() / "MNIST").exists(), reason="mnist not on this machine")
+@pytest.mark.parametrize("name", ["mnist", "fashion_mnist", "synthetic_cifar10"])
+def test_dataset_shapes_known_without_files_are_the_loaded_ones(name):
+    from fssl_core.data.datasets import load_dataset, shape_of
+    if name == "fashion_mnist" and not (data_root() / "FashionMNIST").exists():
+        pytest.skip("fashion_mnist not on this machine")
+    data, shape = load_dataset(name, download=False), shape_of(name)
+    assert tuple(data.train_x.shape[1:]) == (shape.channels, shape.image_size, shape.image_size)
+    assert (data.num_classes, len(data.train_y), len(data.test_y)) == (shape.num_classes, shape.num_train, shape.num_test)
+
+
+def test_every_model_that_needs_a_size_runs_at_it_and_the_others_at_28_and_32():
+    import torch
+    from fssl_core.models import MODELS, build_model
+    for name, net in MODELS.items():
+        for size in ([net.image_size] if net.image_size else [28, 32]):
+            model = build_model(name, num_classes=10, in_channels=1).eval()
+            assert model(torch.zeros(2, 1, size, size)).shape == (2, 10), (name, size)
+
+
+# --- every config the project builds still validates --------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ["smoke", "headline", "quick", "paper"])
+def test_every_notebook_plan_builds_at_every_profile(profile, monkeypatch, tmp_path):
+    """plan_job builds each notebook's RunConfigs (a ConfigError would fail it); ~10 s for the four."""
+    from fssl_core.plan import plan_job
+    from fssl_core.reproduce import notebooks
+    from fssl_core.runs import RunStore
+    monkeypatch.delenv("FSSL_PROFILE", raising=False)
+    job = plan_job(notebooks(profile=profile), {"profile": profile, "device": "cpu"}, RunStore(tmp_path), reference=False)
+    assert sum(len(nb.configs) for nb in job.notebooks) > 0
+
+
+def test_bench_cases_build():
+    from fssl_core.bench import CASES, PROTOCOL
+    for case in CASES.values():
+        RunConfig(**{**PROTOCOL, **case})
+
+
+# --- property: every field, values of its type and others ----------------------------------------------------
+
+BASES = [
+    RunConfig(),
+    RunConfig(algorithm="fedmix", partition="server_iid", server_labeled=1000, server_balanced=True, stratified=True),
+    RunConfig(algorithm="fedanchor", dataset="cifar10", model="resnet18", partition="server_lda", projection_dim=128,
+              server_labeled=250, server_balanced=True, dirichlet_alpha=1000.0, batch_size=64, static_batchnorm=True),
+    RunConfig(algorithm="fedsiam_d", partition="noniid3", tau_curve="rectangle", tau_phi_g=10),
+]
+
+
+def _values(name: str):
+    """Values for field `name`: mostly of its type, near and beyond its bounds (NaN, ±inf, huge ints,
+    empty strings included), sometimes of another type."""
+    kind, rule = _field_types()[name], _RULES.get(name)
+    wrong = st.one_of(st.none(), st.text(max_size=4), st.lists(st.integers(), max_size=2), st.booleans())
+    if kind is float:
+        interval = _INTERVALS[name]
+        near = st.floats(min_value=max(float(interval.low), -1e6), max_value=min(float(interval.high), 1e6))
+        odd = st.one_of(st.floats(), st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, 1e-300]),
+                        st.integers(), st.just(10**400))
+    elif kind is int:
+        interval = _INTERVALS[name]
+        near = st.integers(min_value=int(interval.low), max_value=min(int(interval.high), int(interval.low) + 1000))
+        odd = st.one_of(st.integers(), st.integers(-3, -1), st.just(10**20), st.just(int(interval.high) + 1),
+                        st.floats())
+    elif kind is bool:
+        near, odd = st.booleans(), st.integers(0, 1)
+    else:
+        near = st.sampled_from(rule()) if callable(rule) else st.text(max_size=12)
+        odd = st.one_of(st.text(max_size=12), st.just(""), st.integers(), st.floats())
+    # 6 in 10 near the allowed values, 3 odd ones, 1 of another type
+    return st.integers(0, 9).flatmap(lambda i: near if i < 6 else odd if i < 9 else wrong)
+
+
+@settings(max_examples=2500, deadline=None)
+@given(data=st.data())
+def test_every_field_is_refused_by_name_or_round_trips(data):
+    """For any field set to any value: a ConfigError whose message names the field, or a config
+    that is valid JSON and keeps its run id through to_dict / from_dict / from_strings."""
+    base = data.draw(st.sampled_from(BASES), label="base")
+    name = data.draw(st.sampled_from([f.name for f in fields(RunConfig)]), label="field")
+    value = data.draw(_values(name), label="value")
+    try:
+        cfg = RunConfig.from_dict({**base.to_dict(), name: value})
+    except ConfigError as err:
+        message = str(err)
+        assert message.startswith("RunConfig.") and re.search(rf"(?<!\w){name}=", message), message
+        return
+    as_dict = cfg.to_dict()
+    json.dumps(as_dict, allow_nan=False)
+    assert RunConfig.from_dict(as_dict).run_id == cfg.run_id
+    assert RunConfig.from_strings({k: str(v) for k, v in as_dict.items()}).run_id == cfg.run_id

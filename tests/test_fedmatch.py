@@ -183,10 +183,12 @@ TINY = dict(algorithm="fedmatch", dataset="mnist", partition="iid", labeled_rati
 
 
 @requires_mnist
-def test_download_bytes_include_the_helpers_and_survive_a_resume(tmp_path):
-    # three clients, all three every round, no local steps (only the bytes matter): round 10 sends
-    # each client σ, ψ and the ψ of the two others; uploads are σ and ψ
-    cfg = RunConfig(clients=3, clients_per_round=3, local_epochs=0, rounds=10, eval_every=10, **TINY)
+def test_download_bytes_include_the_helpers_and_survive_a_resume(tmp_path, monkeypatch):
+    # three clients, all three every round, no local steps (only the bytes matter; RunConfig refuses
+    # local_epochs=0, so the plan is patched): round 10 sends each client σ, ψ and the ψ of the two
+    # others; uploads are σ and ψ
+    monkeypatch.setattr(FedMatch, "plan", lambda self, view, round: Plan(epochs=0, labeled_batch=0))
+    cfg = RunConfig(clients=3, clients_per_round=3, rounds=10, eval_every=10, **TINY)
 
     class Killed(Exception):
         pass

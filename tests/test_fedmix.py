@@ -45,7 +45,7 @@ def test_mixing_is_eq9_and_keeps_integer_counters_from_psi():
 
 def test_fedmix_aggregate_mixes_the_weighted_client_mean_with_sigma_and_the_old_global():
     model = build_model("cnn_mnist", num_classes=10, in_channels=1)
-    algo = FedMix(RunConfig(algorithm="fedmix", client_weighting="fedloss"), Context(model, 10, torch.device("cpu")))
+    algo = FedMix(RunConfig(algorithm="fedmix", partition="server_iid", client_weighting="fedloss"), Context(model, 10, torch.device("cpu")))
     zero = {k: torch.zeros_like(v) for k, v in model.state_dict().items()}
     const = lambda c: {k: torch.full_like(v, c) for k, v in zero.items()}
     uploads = [Upload(0, {"model": const(1.0)}, 0, 50, {"loss": 0.5}), Upload(1, {"model": const(3.0)}, 0, 50, {"loss": 1.5})]

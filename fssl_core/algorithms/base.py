@@ -122,8 +122,16 @@ ServerTrain = Callable[..., dict]
 class Algorithm:
     name = "base"
     trainable: tuple[str, ...] = ("model",)   # nets whose parameters local SGD updates
-    # whether a round's clients may train as one cohort (cohort.py says what the loss must satisfy)
+    # whether a round's clients may train as one cohort (cohort.py says what the loss must satisfy);
+    # RunConfig refuses trainer='cohort' where it is False
     cohort: bool = False
+    # where the labeled data this method learns from must be: "client" (labels-at-client partitions,
+    # the labeled samples each client holds) and/or "server" (labels-at-server partitions, the server's
+    # labeled set); see data.partition.LABELS_AT. RunConfig refuses a partition whose labels sit where
+    # the method never reads them (it would train nothing, or only without labels, and report ok).
+    labels_at: tuple[str, ...] = ("client",)
+    # whether the network needs its anchor head (RunConfig.projection_dim > 0)
+    needs_projection: bool = False
 
     def __init__(self, cfg: RunConfig, ctx: Context):
         self.cfg = cfg

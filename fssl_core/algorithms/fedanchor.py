@@ -84,12 +84,7 @@ def anchor_pseudo_labels(z: Tensor, anchors: Tensor, anchor_labels: Tensor, num_
 
 class FedAnchor(AlternateTraining):
     name = "fedanchor"
-
-    def __init__(self, cfg, ctx):
-        super().__init__(cfg, ctx)
-        if cfg.projection_dim <= 0:
-            raise ValueError(f"fedanchor: RunConfig.projection_dim={cfg.projection_dim}: must be > 0 "
-                             "(the anchor head's dimension; the paper's is 128)")
+    needs_projection = True    # the anchor head (RunConfig.projection_dim; the paper's is 128)
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:

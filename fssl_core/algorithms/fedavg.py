@@ -15,6 +15,7 @@ from .base import Algorithm
 class FedAvg(Algorithm):
     name = "fedavg"
     cohort = True
+    labels_at = ("client",)    # clients' labeled samples only; with labels at the server nothing trains
 
     def inputs(self, batch):
         return batch.labeled.plain()

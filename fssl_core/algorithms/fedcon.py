@@ -67,6 +67,7 @@ class FedCon(Algorithm):
     name = "fedcon"
     trainable = ("model", "predictor")
     cohort = True
+    labels_at = ("server",)    # the server's supervised epoch; clients run BYOL without labels
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -62,6 +62,7 @@ def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshol
 class FedFixMatch(Algorithm):
     name = "fedfixmatch"
     cohort = True
+    labels_at = ("client", "server")    # labeled term at clients, or server_update at the server
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

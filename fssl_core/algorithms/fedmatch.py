@@ -107,14 +107,11 @@ from torch import Tensor
 
 from ..aggregate import weighted_mean
 from ..batches import Batch, BatchPart, DataView, Plan
+from ..data.datasets import shape_of
 from ..training import Nets, Step, Tensors
 from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
 
 PSI_FACTOR = 0.2        # ψ_0 = 0.2 σ_0, the official `psi_factor`
-
-# The input shape of each dataset's images (channels, height, width), for the embedding's probe.
-_IMAGE_SHAPES = {"mnist": (1, 28, 28), "fashion_mnist": (1, 28, 28), "cifar10": (3, 32, 32),
-                 "cifar100": (3, 32, 32), "svhn": (3, 32, 32)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,6 +176,7 @@ class FedMatch(Algorithm):
     name = "fedmatch"
     helper_interval = 10     # helpers are sent in rounds 10, 20, ... (paper; official h_interval)
     cohort = True            # same trainable parts and helper slots for every client of a round
+    labels_at = ("client", "server")    # Algorithm 1 (labels-at-client) and Algorithm 2 (labels-at-server)
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
@@ -186,11 +184,10 @@ class FedMatch(Algorithm):
         self.buffer_names = [k for k in ctx.model.state_dict() if k not in set(self.param_names)]
         labels_at_server = ctx.server_view is not None and ctx.server_view.num_labeled > 0
         self.trainable = ("psi",) if labels_at_server else ("sigma", "psi")
-        if cfg.dataset not in _IMAGE_SHAPES:
-            raise ValueError(f"FedMatch: no probe input shape for dataset {cfg.dataset!r}; "
-                             f"known: {', '.join(_IMAGE_SHAPES)}")
+        shape = shape_of(cfg.dataset)       # the embedding's probe: one random image of the data set's shape
         generator = torch.Generator().manual_seed(cfg.seed)
-        self.probe = torch.randn((1, *_IMAGE_SHAPES[cfg.dataset]), generator=generator).to(ctx.device)
+        self.probe = torch.randn((1, shape.channels, shape.image_size, shape.image_size),
+                                 generator=generator).to(ctx.device)
 
     # --- server ------------------------------------------------------------------------------
     def init_state(self, initial: Tensors) -> State:

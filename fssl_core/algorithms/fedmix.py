@@ -72,6 +72,7 @@ def flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
 class FedMix(Algorithm):
     name = "fedmix"
     cohort = True
+    labels_at = ("server",)    # L_s at the server; clients minimise L_u and never read a label
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:
@@ -126,6 +127,7 @@ class SupervisedAtServer(Algorithm):
     labeled samples alone, `server_epochs` epochs per round; clients receive and send nothing."""
     name = "supervised_server"
     trainable = ()
+    labels_at = ("server",)
 
     def server_update(self, state: State, round: int, train) -> None:
         if round == 0 or self.cfg.server_epochs == 0:

@@ -76,6 +76,9 @@ def pooled_plan(cfg, view: DataView) -> Plan:
 class FedSem(Algorithm):
     name = "fedsem"
     cohort = True
+    # the paper's is labels-at-client; at the server it runs as the module docstring says (server
+    # training, then pseudo-labels), which FedSiam does not report but which trains
+    labels_at = ("client", "server")
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -120,6 +120,7 @@ class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
     cohort = True
+    labels_at = ("client", "server")    # Eq. 7 (labels-at-client) and Eq. 8 (labels-at-server)
     trainable = ("online",)
 
     def __init__(self, cfg, ctx):

@@ -72,6 +72,8 @@ class AlternateTraining(Algorithm):
 
     No cohort trainer: each client draws its mixup partners and λ from its own generator inside the
     loss, and its fix set (the samples that passed the threshold) differs in size between clients."""
+    # supervised training is the server's; clients train on pseudo-labels of their unlabeled data
+    labels_at = ("server",)
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

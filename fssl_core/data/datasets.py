@@ -34,11 +34,25 @@ class DatasetUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Shape:
+    """What a data set's official splits hold, known without reading its files (RunConfig checks
+    models and sizes against it); tests/test_config.py compares it with the loaded data."""
+    channels: int
+    image_size: int       # height = width, pixels
+    num_classes: int
+    num_train: int
+    num_test: int
+
+
+@dataclass(frozen=True)
 class _Spec:
     tv_class: type        # the torchvision dataset class that reads the files
     num_classes: int
     mean: tuple[float, ...]  # per-channel mean of the training images in [0, 1]
     std: tuple[float, ...]   # per-channel standard deviation of the training images in [0, 1]
+    image_size: int
+    num_train: int
+    num_test: int
 
 
 # Normalization statistics: per-channel pixel mean and standard deviation over the training set.
@@ -51,15 +65,23 @@ class _Spec:
 #   (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762); swap them in here to match SemiFL exactly.
 # SVHN: SemiFL's data_stats (src/data.py); FixMatch-pytorch has no SVHN loader.
 _SPECS = {
-    'mnist': _Spec(tv.MNIST, 10, (0.1307,), (0.3081,)),
-    'fashion_mnist': _Spec(tv.FashionMNIST, 10, (0.2860,), (0.3530,)),
-    'cifar10': _Spec(tv.CIFAR10, 10, (0.4914, 0.4822, 0.4465), (0.2471, 0.2435, 0.2616)),
-    'cifar100': _Spec(tv.CIFAR100, 100, (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761)),
-    'svhn': _Spec(tv.SVHN, 10, (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970)),
+    'mnist': _Spec(tv.MNIST, 10, (0.1307,), (0.3081,), 28, 60000, 10000),
+    'fashion_mnist': _Spec(tv.FashionMNIST, 10, (0.2860,), (0.3530,), 28, 60000, 10000),
+    'cifar10': _Spec(tv.CIFAR10, 10, (0.4914, 0.4822, 0.4465), (0.2471, 0.2435, 0.2616), 32, 50000, 10000),
+    'cifar100': _Spec(tv.CIFAR100, 100, (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761), 32, 50000, 10000),
+    'svhn': _Spec(tv.SVHN, 10, (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970), 32, 73257, 26032),
     # uniform random images of CIFAR-10's shape and size, for speed benchmarks only (no files)
-    'synthetic_cifar10': _Spec(None, 10, (0.5, 0.5, 0.5), (0.2887, 0.2887, 0.2887)),
+    'synthetic_cifar10': _Spec(None, 10, (0.5, 0.5, 0.5), (0.2887, 0.2887, 0.2887), 32, 50000, 10000),
 }
 assert tuple(_SPECS) == DATASETS
+
+
+def shape_of(name: str) -> Shape:
+    """Channels, image size, classes and official split sizes of data set `name`, without its files."""
+    if name not in _SPECS:
+        raise ValueError(f'shape_of: name={name!r}: must be one of {DATASETS}')
+    spec = _SPECS[name]
+    return Shape(len(spec.mean), spec.image_size, spec.num_classes, spec.num_train, spec.num_test)
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,9 +205,10 @@ def _load(name: str, root: Path, origin: str, device: torch.device, download: bo
                      mean=spec.mean, std=spec.std)
 
 
-def _synthetic(name: str, spec: _Spec, device: torch.device, train: int = 50000, test: int = 10000) -> ImageData:
+def _synthetic(name: str, spec: _Spec, device: torch.device) -> ImageData:
     generator = torch.Generator().manual_seed(0)
-    x = torch.rand(train + test, 3, 32, 32, generator=generator)
+    train, test = spec.num_train, spec.num_test
+    x = torch.rand(train + test, len(spec.mean), spec.image_size, spec.image_size, generator=generator)
     y = torch.randint(0, spec.num_classes, (train + test,), generator=generator)
     x, y = x.to(device), y.to(device)
     return ImageData(name, x[:train], y[:train], x[train:], y[train:], num_classes=spec.num_classes,

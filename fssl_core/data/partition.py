@@ -43,12 +43,27 @@ PARTITIONS = (
     'server_iid', 'server_shards', 'server_dirichlet', 'server_lda', 'streaming_dirichlet',
 )
 
+# Where each partition holds its labels: 'client' (labels-at-client, FedSiam's first scenario; the
+# server holds none) or 'server' (labels-at-server: every client's data is unlabeled). An algorithm
+# declares which it can use (`Algorithm.labels_at`); RunConfig checks the two agree.
+LABELS_AT = {
+    'iid': 'client', 'noniid1': 'client', 'noniid2': 'client', 'noniid3': 'client', 'client_dirichlet': 'client',
+    'server_iid': 'server', 'server_shards': 'server', 'server_dirichlet': 'server', 'server_lda': 'server',
+    'streaming_dirichlet': 'server',
+}
+assert tuple(LABELS_AT) == PARTITIONS
+
 # The Dirichlet partitions redraw until every client holds at least `min_client_size` samples;
 # this bounds the redraws so an impossible request fails instead of looping forever.
 MAX_DIRICHLET_DRAWS = 1000
 
 
-class DirichletDrawError(ValueError):
+class PartitionError(ValueError):
+    """Arguments a partition cannot use, or data it cannot split as asked; the message names the
+    partition, the argument, its value and what is allowed."""
+
+
+class DirichletDrawError(PartitionError):
     """No Dirichlet draw in MAX_DIRICHLET_DRAWS met the min_client_size rule: the arguments are valid,
     but this (μ, number of clients, data, seed) cannot be split; the explorer catches exactly this."""
 
@@ -68,7 +83,7 @@ class Partition:
     def __post_init__(self):
         if not isinstance(self.stream_parts, Integral) or isinstance(self.stream_parts, bool) \
                 or self.stream_parts < 1:
-            raise ValueError(f'Partition.stream_parts={self.stream_parts!r}: must be an int >= 1')
+            raise PartitionError(f'Partition.stream_parts={self.stream_parts!r}: must be an int >= 1')
 
     @property
     def num_clients(self) -> int:
@@ -85,10 +100,10 @@ class Partition:
         make one cycle; fedmix-fedloss-zh.txt line 233).
         """
         if not isinstance(client, Integral) or not 0 <= client < len(self.clients):
-            raise ValueError(f'Partition.unlabeled_in_round: client={client!r} must be an int within '
+            raise PartitionError(f'Partition.unlabeled_in_round: client={client!r} must be an int within '
                              f'[0, {len(self.clients) - 1}]')
         if not isinstance(round, Integral) or round < 0:
-            raise ValueError(f'Partition.unlabeled_in_round: round={round!r} must be an int >= 0')
+            raise PartitionError(f'Partition.unlabeled_in_round: round={round!r} must be an int >= 0')
         unlabeled = self.clients[client].unlabeled
         if self.stream_parts == 1:
             return unlabeled
@@ -240,7 +255,7 @@ def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     _check_fraction(name, 'rich_labeled_ratio', rich_labeled_ratio, closed=True)
     poor = (labeled_ratio * num_clients - rich_clients * rich_labeled_ratio) / (num_clients - rich_clients)
     if not -1e-12 <= poor <= 1 + 1e-12:
-        raise ValueError(
+        raise PartitionError(
             f"partition '{name}': rich_clients={rich_clients} with rich_labeled_ratio="
             f"{rich_labeled_ratio} and labeled_ratio={labeled_ratio} leaves the other "
             f"{num_clients - rich_clients} clients a labeled ratio of {poor:.4g}, which must be "
@@ -500,7 +515,7 @@ def resplit_train_test(num_train: int, num_test: int, seed: int, *, train_size: 
                 np.sort(order[train_size:train_size + test_size]).astype(np.int64))
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.size != total or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f'{who}: labels must be a 1-D integer array of length num_train + num_test '
+        raise PartitionError(f'{who}: labels must be a 1-D integer array of length num_train + num_test '
                          f'= {total}; got shape {labels.shape} and dtype {labels.dtype}')
     classes, available = np.unique(labels, return_counts=True)
     train_quota = _spread(train_size, classes.size, rng)
@@ -508,7 +523,7 @@ def resplit_train_test(num_train: int, num_test: int, seed: int, *, train_size: 
     short = np.flatnonzero(train_quota + test_quota > available)
     if short.size:
         c = short[0]
-        raise ValueError(f'{who}: train_size={train_size} and test_size={test_size} stratified '
+        raise PartitionError(f'{who}: train_size={train_size} and test_size={test_size} stratified '
                          f'over {classes.size} classes need {train_quota[c] + test_quota[c]} '
                          f'samples of class {classes[c]}, but labels has {available[c]}')
     train, test = [], []
@@ -587,7 +602,7 @@ _USES = {
 def partition_arguments(name: str) -> tuple[str, ...]:
     """The optional arguments of build_partition that partition `name` reads."""
     if name not in _USES:
-        raise ValueError(f'partition_arguments: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
+        raise PartitionError(f'partition_arguments: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
     return _USES[name]
 
 
@@ -619,7 +634,7 @@ def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clie
     Arguments a partition does not use must stay at their defaults, else ValueError.
     """
     if name not in _BUILDERS:
-        raise ValueError(f'build_partition: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
+        raise PartitionError(f'build_partition: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
     given = {'labeled_ratio': labeled_ratio, 'server_labeled': server_labeled,
              'dirichlet_alpha': dirichlet_alpha, 'classes_per_client': classes_per_client,
              'stream_parts': stream_parts, 'rich_clients': rich_clients,
@@ -628,7 +643,7 @@ def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clie
     uses = _USES[name]
     for param, value in given.items():
         if param not in uses and not _same(value, _OPTIONAL[param]):
-            raise ValueError(f"partition '{name}': {param}={value!r} is not used by this partition; "
+            raise PartitionError(f"partition '{name}': {param}={value!r} is not used by this partition; "
                              f"leave it at its default {_OPTIONAL[param]!r}")
     kwargs = {p: given[p] for p in uses}
     return _BUILDERS[name](labels, num_classes=num_classes, num_clients=num_clients, seed=seed,
@@ -663,16 +678,16 @@ def _take_server(name, labels, num_classes, num_clients, labeled_ratio, server_l
     """(server indices sorted, the remaining indices sorted)."""
     n = labels.size
     if (labeled_ratio is None) == (server_labeled is None):
-        raise ValueError(
+        raise PartitionError(
             f"partition '{name}': give exactly one of labeled_ratio (γ, the fraction of the training "
             f"set labeled at the server, FedSiam) or server_labeled (a count, FedMix N_s, FedAnchor "
             f"anchors); got labeled_ratio={labeled_ratio!r}, server_labeled={server_labeled!r}")
     _check_bool(name, 'server_balanced', server_balanced)
     if labeled_ratio is not None:
         _check_fraction(name, 'labeled_ratio', labeled_ratio)
-        count, param, value = _round_half_up(labeled_ratio * n), 'labeled_ratio', labeled_ratio
+        count, param, value = server_set_size(n, labeled_ratio), 'labeled_ratio', labeled_ratio
         if not 1 <= count <= n - num_clients:
-            raise ValueError(f"partition '{name}': labeled_ratio={labeled_ratio!r} gives {count} "
+            raise PartitionError(f"partition '{name}': labeled_ratio={labeled_ratio!r} gives {count} "
                              f"server samples of {n}; it must give at least 1 and leave at least "
                              f"num_clients={num_clients} unlabeled samples")
     else:
@@ -685,7 +700,7 @@ def _take_server(name, labels, num_classes, num_clients, labeled_ratio, server_l
         short = np.flatnonzero(quota > available)
         if short.size:
             c = short[0]
-            raise ValueError(f"partition '{name}': {param}={value!r} with server_balanced=True needs "
+            raise PartitionError(f"partition '{name}': {param}={value!r} with server_balanced=True needs "
                              f"{quota[c]} samples of class {c}, but labels has {available[c]}")
         server = np.concatenate([rng.choice(np.flatnonzero(labels == c), size=quota[c], replace=False)
                                  for c in range(num_classes)])
@@ -788,7 +803,7 @@ def _finalize(name, server, splits, stream_parts, rng) -> Partition:
             unlabeled = np.sort(unlabeled)
         else:
             if unlabeled.size < stream_parts:
-                raise ValueError(f"partition '{name}': stream_parts={stream_parts} must be at most "
+                raise PartitionError(f"partition '{name}': stream_parts={stream_parts} must be at most "
                                  f"every client's unlabeled count; client {k} has {unlabeled.size}")
             unlabeled = rng.permutation(unlabeled)      # stream order: parts are random subsets
         clients.append(ClientSplit(labeled=labeled, unlabeled=unlabeled))
@@ -801,6 +816,11 @@ def _spread(total: int, bins: int, rng) -> np.ndarray:
     quota = np.full(bins, total // bins, dtype=np.int64)
     quota[rng.choice(bins, size=total % bins, replace=False)] += 1
     return quota
+
+
+def server_set_size(num_samples: int, labeled_ratio: float) -> int:
+    """Labels-at-server with a ratio γ: round(γ·|D|) samples at the server (round half up)."""
+    return _round_half_up(labeled_ratio * num_samples)
 
 
 def _round_half_up(x: float) -> int:
@@ -827,14 +847,14 @@ def _where(name) -> str:
 def _check_labels(name, labels, num_classes, where=None) -> np.ndarray:
     where = where or _where(name)
     if not isinstance(num_classes, Integral) or isinstance(num_classes, bool) or num_classes < 1:
-        raise ValueError(f'{where}: num_classes={num_classes!r} must be an int >= 1')
+        raise PartitionError(f'{where}: num_classes={num_classes!r} must be an int >= 1')
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f'{where}: labels must be a non-empty 1-D integer array; got shape '
+        raise PartitionError(f'{where}: labels must be a non-empty 1-D integer array; got shape '
                          f'{labels.shape} and dtype {labels.dtype}')
     low, high = int(labels.min()), int(labels.max())
     if low < 0 or high >= num_classes:
-        raise ValueError(f'{where}: labels must lie within [0, num_classes - 1] = '
+        raise PartitionError(f'{where}: labels must lie within [0, num_classes - 1] = '
                          f'[0, {num_classes - 1}]; found values in [{low}, {high}]')
     return labels.astype(np.int64, copy=False)
 
@@ -846,10 +866,10 @@ def _check_clients(name, num_clients, num_samples):
 def _check_int(where, param, value, low, high=None, note=''):
     """value must be an int within [low, high] (high=None: no upper bound); note explains high."""
     if not isinstance(value, Integral) or isinstance(value, bool):
-        raise ValueError(f'{where}: {param}={value!r} must be an int')
+        raise PartitionError(f'{where}: {param}={value!r} must be an int')
     if value < low or (high is not None and value > high):
         allowed = f'>= {low}' if high is None else f'within [{low}, {high}]'
-        raise ValueError(f'{where}: {param}={value!r} must be an int {allowed}{note}')
+        raise PartitionError(f'{where}: {param}={value!r} must be an int {allowed}{note}')
 
 
 def _check_fraction(name, param, value, closed=False):
@@ -857,17 +877,17 @@ def _check_fraction(name, param, value, closed=False):
         ((0 <= value <= 1) if closed else (0 < value < 1))
     if not ok:
         interval = '[0, 1]' if closed else '(0, 1)'
-        raise ValueError(f"{_where(name)}: {param}={value!r} must be a number within {interval}")
+        raise PartitionError(f"{_where(name)}: {param}={value!r} must be a number within {interval}")
 
 
 def _check_alpha(name, alpha):
     if not isinstance(alpha, Real) or isinstance(alpha, bool) or not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"{_where(name)}: dirichlet_alpha={alpha!r} must be a finite number > 0")
+        raise PartitionError(f"{_where(name)}: dirichlet_alpha={alpha!r} must be a finite number > 0")
 
 
 def _check_bool(name, param, value):
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{_where(name)}: {param}={value!r} must be True or False")
+        raise PartitionError(f"{_where(name)}: {param}={value!r} must be True or False")
 
 
 def _check_stream_parts(name, stream_parts):
@@ -881,5 +901,5 @@ def _check_shards(name, per_client, num_clients, num_samples):
 
 def _rng(where, seed) -> np.random.Generator:
     if not isinstance(seed, Integral) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f'{where}: seed={seed!r} must be an int >= 0')
+        raise PartitionError(f'{where}: seed={seed!r} must be an int >= 0')
     return np.random.default_rng(int(seed))

@@ -17,6 +17,10 @@ HEADS = ("classifier.", "projection.")
 class Network(nn.Module):
     # set by a network that has a grouped formulation for the cohort trainer (models/grouped.py)
     grouped_op = None
+    # the square input size (pixels) a network needs because a linear layer takes its flattened
+    # feature maps; None: any size of the data sets here (the features are pooled globally).
+    # RunConfig rejects a model whose size differs from the data set's.
+    image_size: int | None = None
 
     def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):
         super().__init__()

@@ -10,6 +10,8 @@ from .base import Network
 
 
 class CNNCifar(Network):
+    image_size = 32      # the first linear layer takes 256·4·4 features
+
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
 

@@ -13,6 +13,8 @@ from .base import Network
 
 
 class CNNMnist(Network):
+    image_size = 28      # fc1 takes 20·4·4 features
+
     def __init__(self, num_classes: int = 10, in_channels: int = 1, projection_dim: int | None = None):
         super().__init__(feature_dim=50, num_classes=num_classes, projection_dim=projection_dim)
         self.conv1 = nn.Conv2d(in_channels, 10, 5)     # 28 → 24 → pool 12
