@@ -229,7 +229,7 @@ def test_every_notebook_plan_builds_at_every_profile(profile, monkeypatch, tmp_p
     from fssl_core.reproduce import notebooks
     from fssl_core.runs import RunStore
     monkeypatch.delenv("FSSL_PROFILE", raising=False)
-    job = plan_job(notebooks(profile=profile), {"profile": profile, "device": "cpu"}, RunStore(tmp_path), reference=False)
+    job = plan_job(notebooks(profile=profile), {"profile": profile, "device": "cpu"}, RunStore(tmp_path))
     assert sum(len(nb.configs) for nb in job.notebooks) > 0
 
 
