@@ -12,6 +12,7 @@ import sys
 
 from .config import ConfigError, RunConfig
 from .profiles import PROFILES
+from .ray_executor import RunsFailed
 
 
 def _pairs(items: list[str]) -> dict[str, str]:
@@ -111,7 +112,11 @@ def cmd_bench(args) -> None:
 def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
     try:
-        reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param))
+        reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
+                  executor=args.executor, gpus_per_run=args.gpus_per_run)
+    except RunsFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(1)
     except KeyboardInterrupt:
         print("\n[reproduce] interrupted: every worker stopped; run the same command again to resume", file=sys.stderr)
         raise SystemExit(130)
@@ -148,6 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     rep.add_argument("--param", action="append", default=[], metavar="name=value",
                      help="override a notebook parameter (JSON value, else a string), e.g. labeled_ratios=[0.1]")
+    rep.add_argument("--executor", default=None, choices=("local", "ray"),   # runs.EXECUTORS (not imported: torch)
+                     help="local: this machine's processes (default, or $FSSL_EXECUTOR); ray: one Ray task per run, on "
+                          "the cluster at $RAY_ADDRESS, else a local Ray (needs pip install 'fssl_core[ray]')")
+    rep.add_argument("--gpus-per-run", type=float, default=None, metavar="G",
+                     help="with --executor ray and --device cuda: each run's share of a GPU (default 1; 0.25 puts "
+                          "four runs on a GPU)")
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable

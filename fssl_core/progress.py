@@ -1,9 +1,10 @@
 """One progress display for a batch of runs: runs done / total, the rounds of the runs in flight, an
 ETA weighted by each run's estimated cost, and a line per finished run with its headline number.
 
-Workers report nothing themselves: a run's progress is the number of rounds in its metrics.jsonl,
-which the store rewrites after every round, so the same display serves runs in this process and in
-worker processes.
+Local workers report nothing themselves: a run's progress is the number of rounds in its
+metrics.jsonl, which the store rewrites after every round, so the same display serves runs in this
+process and in worker processes. Ray tasks, whose files the driver may not see, report their rounds
+(ray_executor.py) and the executor passes them to `poll`.
 """
 from __future__ import annotations
 
@@ -41,13 +42,14 @@ class JobProgress:
         except OSError:
             return 0
 
-    def poll(self, running: list[RunConfig]) -> None:
-        """Advance the bar to the finished runs plus the finished rounds of the `running` ones."""
+    def poll(self, running: list[RunConfig], rounds: Mapping[str, int] | None = None) -> None:
+        """Advance the bar to the finished runs plus the finished rounds of the `running` ones, read from
+        their metrics files, or from `rounds` (run id -> rounds finished) where given."""
         if self.bar is None:
             return
         partial, shown = 0.0, []
         for cfg in running:
-            r = min(self.rounds_done(cfg), cfg.rounds)
+            r = min(rounds[cfg.run_id] if rounds is not None else self.rounds_done(cfg), cfg.rounds)
             partial += self.cost[cfg.run_id] * r / cfg.rounds
             shown.append(f"{cfg.algorithm} {cfg.dataset} round {r}/{cfg.rounds}")
         self.bar.n = round(min(self.done_cost + partial, self.bar.total), 1)

@@ -99,17 +99,20 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
 
 
 def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
-              parameters: dict[str, Any] | None = None, workers: int | None = None) -> Path:
+              parameters: dict[str, Any] | None = None, workers: int | None = None,
+              executor: str | None = None, gpus_per_run: float | None = None) -> Path:
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
-    of one table with --only)."""
-    from .runs import sigterm_as_interrupt
+    of one table with --only). `executor` trains the runs: "local" (this machine's processes) or "ray"
+    (default $FSSL_EXECUTOR, else local; runs.run_all); `gpus_per_run` is a CUDA run's share of a GPU on Ray."""
+    from .runs import executor_named, sigterm_as_interrupt
 
+    runner = executor_named(executor, **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, workers)
+        return _reproduce(profile, only, device, parameters, workers, runner)
 
 
-def _reproduce(profile, only, device, parameters, workers) -> Path:
+def _reproduce(profile, only, device, parameters, workers, runner) -> Path:
     import papermill
 
     from .data.datasets import data_root
@@ -146,9 +149,14 @@ def _reproduce(profile, only, device, parameters, workers) -> Path:
                 raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
                                   f"leaves {plan.notebook} no cell to reproduce (it has "
                                   f"{len(full[plan.notebook].cells)} at profile {profile} without them)")
-    workers = default_workers(job.pending) if workers is None else workers
-    print(job.describe(workers), flush=True)
-    run_all(job.pending, store=store, workers=workers, estimate=job.estimate)
+    if runner is not None and job.pending:
+        with runner:         # one Ray for the estimate (its CPUs and GPUs) and the training
+            print(job.describe(runner.slots(job.pending)), flush=True)
+            run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
+    else:
+        workers = default_workers(job.pending) if workers is None else workers
+        print(job.describe(workers), flush=True)
+        run_all(job.pending, store=store, workers=workers, estimate=job.estimate, executor="local")
 
     out_dir = results_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)

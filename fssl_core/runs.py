@@ -322,14 +322,17 @@ def _save_checkpoint(d: Path, cfg: RunConfig, round: int, state: Any, rows: list
 
 
 def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progress: bool = True,
-            workers: int | None = None, estimate: dict[str, float] | None = None) -> list[RunResult]:
-    """The local executor: run every config not yet in the store; return all results in order.
+            workers: int | None = None, estimate: dict[str, float] | None = None,
+            executor: Any = None) -> list[RunResult]:
+    """Run every config not yet in the store; return all results in order.
 
     Runs are independent and their results live only in their own directories, so they can run in
     any order, in parallel here (`workers` processes, default $FSSL_WORKERS, else one per CPU core
     for CPU runs and one for CUDA runs) or on a cluster, and the store merges them by directory.
     `estimate` (run id -> seconds) weights the progress display's ETA; an interrupt (Ctrl-C, SIGTERM)
     stops every worker, and the next call resumes each run from its checkpoint.
+    `executor`: "local" (these processes) or "ray" (a Ray task per run, fssl_core/ray_executor.py; or a
+    RayExecutor), default $FSSL_EXECUTOR, else "local"; Ray ignores `workers` (the cluster's resources decide).
     """
     from .progress import JobProgress
 
@@ -337,10 +340,13 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
     configs = list(configs)
     pending = list({c.run_id: c for c in configs if store.load(c) is None}.values())
     workers = default_workers(pending) if workers is None else workers
+    executor = executor_named(executor) if executor is None or isinstance(executor, str) else executor
     job = JobProgress(pending, store, estimate, enabled=progress)
     try:
         with sigterm_as_interrupt():
-            if workers > 1 and len(pending) > 1:
+            if executor is not None:
+                executor.run(pending, store, job)
+            elif workers > 1 and len(pending) > 1:
                 _run_in_processes(pending, store, min(workers, len(pending)), job)
             else:
                 for cfg in pending:
@@ -349,6 +355,23 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
     finally:
         job.close()
     return [store.execute(cfg, progress=False) for cfg in configs]   # all finished: read back
+
+
+EXECUTORS = ("local", "ray")
+
+
+def executor_named(name: str | None = None, **options: Any):
+    """The executor `name` (default $FSSL_EXECUTOR, else "local"): None for run_all's own processes, or a
+    RayExecutor built with `options` (e.g. gpus_per_run)."""
+    name = name or os.environ.get("FSSL_EXECUTOR") or "local"
+    if name == "ray":
+        from .ray_executor import RayExecutor
+        return RayExecutor(**options)
+    if name != "local":
+        raise ConfigError(f"executor={name!r}: must be one of {', '.join(EXECUTORS)} (also $FSSL_EXECUTOR)")
+    if options:
+        raise ConfigError(f"{', '.join(options)}: only for executor='ray' (the local executor has no such option)")
+    return None
 
 
 def default_workers(configs: list[RunConfig]) -> int:

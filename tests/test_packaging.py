@@ -1,4 +1,4 @@
-"""pyproject.toml and environment.yml declare the same dependencies."""
+"""pyproject.toml and environment.yml declare the same dependencies (the extras included)."""
 import re
 import tomllib
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"torch": "pytorch"}   # PyPI name -> conda-forge name where they differ
+CONDA_NAMES = {"torch": "pytorch", "ray": "ray-core"}   # PyPI name -> conda-forge name where they differ
 
 
 def _name(requirement: str) -> str:
@@ -15,7 +15,8 @@ def _name(requirement: str) -> str:
 
 def test_environment_yml_lists_the_same_packages_as_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pip_names = {_name(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]}
+    extras = [r for requirements in project["optional-dependencies"].values() for r in requirements]
+    pip_names = {_name(r) for r in project["dependencies"] + extras}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda_names = {_name(d) for d in env["dependencies"] if isinstance(d, str)} - {"python", "pip"}
     assert {CONDA_NAMES.get(n, n) for n in pip_names} == conda_names
