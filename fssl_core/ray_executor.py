@@ -245,13 +245,16 @@ def _write_run(store, cfg: RunConfig, files: dict[str, bytes]) -> None:
     """A worker's run directory into the driver's store: every file atomically, result.json last and
     naming the driver's directory (the worker's summary names its scratch one)."""
     from .runs import atomic_write_bytes, atomic_write_text
+    from .store_integrity import run_lock
 
     d = store.dir(cfg)
-    for name, data in files.items():
-        if name != RESULT:
-            atomic_write_bytes(d / name, data)
-    summary = {**json.loads(files[RESULT]), "run_dir": str(d)}
-    atomic_write_text(d / RESULT, json.dumps(summary, indent=2, sort_keys=True))
+    with run_lock(d):            # the store's one-writer rule holds for the driver's copy too
+        for name, data in files.items():
+            if name != RESULT:
+                atomic_write_bytes(d / name, data)
+        # run_dir is outside result.json's digest (store_integrity.summary_digest): a store may move
+        summary = {**json.loads(files[RESULT]), "run_dir": str(d)}
+        atomic_write_text(d / RESULT, json.dumps(summary, indent=2, sort_keys=True))
 
 
 def _say(line: str) -> None:

@@ -23,6 +23,14 @@ from .conftest import requires_mnist
 from .test_runs import TINY, _without_timing
 
 
+
+# a summary's fields that depend on wall-clock time: the seconds, and the digests of files holding them
+TIMED = ("run_dir", "digest", "metrics_digest", "checkpoint_sha256")
+
+
+def _untimed(summary: dict) -> dict:
+    return {k: v for k, v in summary.items() if "seconds" not in k and k not in TIMED}
+
 def _ray_importable() -> bool:
     try:
         import ray  # noqa: F401
@@ -59,8 +67,7 @@ def _assert_same_run(store: RunStore, cfg: RunConfig, expected) -> None:
     got = store.load(cfg)
     assert got is not None, f"run {cfg.run_id} is not finished in {store.root}"
     assert _without_timing(got.metrics) == _without_timing(expected.metrics)
-    assert {k: v for k, v in got.summary.items() if "seconds" not in k and k != "run_dir"} == \
-        {k: v for k, v in expected.summary.items() if "seconds" not in k and k != "run_dir"}
+    assert _untimed(got.summary) == _untimed(expected.summary)
     assert _same(store.final_state(cfg), RunStore(Path(expected.summary["run_dir"]).parent).final_state(cfg))
 
 
@@ -168,7 +175,8 @@ def test_workers_without_the_drivers_filesystem_return_their_runs_whole(local_ra
     assert marker.exists() and _rounds_trained(log, KILLED) == [1, 2, 3, 4]
     for cfg in (KILLED, other):
         d = store.dir(cfg)
-        assert sorted(p.name for p in d.iterdir()) == sorted(FILES)           # complete, no temporary file left
+        # complete, no temporary file left (.lock is the store's per-run lock)
+        assert sorted(p.name for p in d.iterdir() if p.name != ".lock") == sorted(FILES)
         assert json.loads((d / "result.json").read_text())["run_dir"] == str(d)   # the driver's directory
         assert (d / "config.json").read_bytes() == (Path(reference(cfg).summary["run_dir"]) / "config.json").read_bytes()
         _assert_same_run(store, cfg, reference(cfg))
