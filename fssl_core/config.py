@@ -33,7 +33,6 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, get_type_hints
 
-from . import __version__
 
 AUTO = "auto"
 DEVICES = ("cpu", "cuda")
@@ -42,6 +41,12 @@ CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 # Fields that change how a run is executed or stored but not what it computes; they are left
 # out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
 NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
+# What a run computes beyond its config. Bump ENGINE_REVISION when a change alters the numbers of
+# every run (trainers, batching, augmentation, partitions, models, evaluation), and an algorithm's
+# `revision` (algorithms/<name>.py) when it alters that algorithm's runs only: the affected runs get
+# new ids, so no stored run of an older computation is ever read back as the new one. (Until
+# 2026-11-24 the identity hashed the package version, 0.1.0 throughout, while the computation changed.)
+ENGINE_REVISION = 1
 
 
 class ConfigError(ValueError):
@@ -175,18 +180,20 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         """Hash of every field that changes the result and differs from its default, plus the
-        package version. Leaving defaults out means a new knob, added with a default that keeps
-        the old behaviour, does not orphan the runs already in a store; changing a default's
-        meaning is a version change."""
+        revisions of the computation (ENGINE_REVISION and the algorithm's own). Leaving defaults
+        out means a new knob, added with a default that keeps the old behaviour, does not orphan
+        the runs already in a store; changing what a run computes is a revision bump."""
         return self.identity_hash[:16]
 
     @property
     def identity_hash(self) -> str:
         """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
         stored file's `config_hash` must equal to belong to this run (runs.py)."""
+        from .algorithms import ALGORITHMS
         identity = {k: v for k, v in self.to_dict().items()
                     if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
-        identity["fssl_core_version"] = __version__
+        algorithm = ALGORITHMS.get(self.algorithm)        # validated already; get() for a half-built config
+        identity["revision"] = [ENGINE_REVISION, algorithm.revision if algorithm else 0]
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 

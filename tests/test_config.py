@@ -55,11 +55,24 @@ def test_run_id_changes_with_results_fields_only():
 def test_run_id_leaves_out_fields_at_their_default():
     """A knob added later with a default must not change the identity of existing runs."""
     import json, hashlib
-    from fssl_core import __version__
+    from fssl_core.config import ENGINE_REVISION
     cfg = RunConfig(seed=7, lr=0.05)
-    blob = json.dumps({"lr": 0.05, "model": "cnn_mnist", "seed": 7, "fssl_core_version": __version__},
+    blob = json.dumps({"lr": 0.05, "model": "cnn_mnist", "seed": 7, "revision": [ENGINE_REVISION, 1]},
                       sort_keys=True, separators=(",", ":"))
     assert cfg.run_id == hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def test_a_revision_bump_gives_new_ids_to_the_runs_it_changes_only(monkeypatch):
+    """A change that alters what an algorithm computes bumps its revision: its stored runs are never
+    read back as the new computation; other algorithms' runs keep their ids."""
+    from fssl_core import config
+    from fssl_core.algorithms import ALGORITHMS
+    fedmatch, fedavg = RunConfig(algorithm="fedmatch", momentum=0.0), RunConfig(algorithm="fedavg")
+    before = fedmatch.run_id, fedavg.run_id
+    monkeypatch.setattr(ALGORITHMS["fedmatch"], "revision", 2)
+    assert fedmatch.run_id != before[0] and fedavg.run_id == before[1]
+    monkeypatch.setattr(config, "ENGINE_REVISION", config.ENGINE_REVISION + 1)
+    assert fedavg.run_id != before[1]
 
 
 # --- single fields: finite numbers, intervals open or closed as the field means --------------------------

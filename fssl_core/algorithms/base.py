@@ -121,6 +121,9 @@ ServerTrain = Callable[..., dict]
 
 class Algorithm:
     name = "base"
+    # bumped when a change alters what this algorithm's runs compute (a reading, a fix): see
+    # config.ENGINE_REVISION; a subclass inherits its parent's unless it sets its own
+    revision = 1
     trainable: tuple[str, ...] = ("model",)   # nets whose parameters local SGD updates
     # whether a round's clients may train as one cohort (cohort.py says what the loss must satisfy);
     # RunConfig refuses trainer='cohort' where it is False
