@@ -19,6 +19,9 @@ B = 10), on the MNIST CNN (real MNIST) and the FedSiam CIFAR CNN (synthetic CIFA
 Each figure is the median training round (no test-set evaluation) after one warm-up round, the
 trainers' rounds interleaved so the machine's noise falls on all alike; nothing is written to the
 run store.
+Beside each case, the device's dense FP32 matmul rate is measured in the same process (1024² sgemm on
+one CPU thread; 8192² on a GPU), and the cohort's achieved GFLOP/s is printed as a percentage of it:
+a ratio of two figures taken under the same load.
 The FLOPs of a round are counted, not estimated: one sequential round under
 `torch.utils.flop_counter.FlopCounterMode` (convolutions and matmuls, forward and backward). The
 cohort's achieved TFLOP/s is printed on every device; on CUDA beside the device's FP32 peak, with
@@ -190,6 +193,31 @@ def device_peak_tflops(name: str) -> float | None:
     return next((peak for key, peak in FP32_PEAK_TFLOPS.items() if key in name), None)
 
 
+def matmul_peak_gflops(device: str, n: int = 1024, repeats: int = 7) -> float:
+    """What this core (or GPU) does on a dense FP32 matmul, GFLOP/s: 2n³ over the median of `repeats`
+    timed n×n products after one warm-up, in this process and at its thread setting (bench's CPU
+    cases run one thread, as runs do). Measured beside each case, so a case's fraction of it is a
+    ratio of two figures taken under the same load (a noisy machine slows both)."""
+    dev = torch.device(device)
+    n = n if dev.type == "cpu" else 8192
+    a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+    seconds = []
+    for i in range(repeats + 1):
+        _sync(dev)
+        start = time.perf_counter()
+        torch.mm(a, b)
+        _sync(dev)
+        if i:                             # the first product warms caches and kernels up
+            seconds.append(time.perf_counter() - start)
+    return 2 * n ** 3 / statistics.median(seconds) / 1e9
+
+
+def of_peak(flops: float, seconds: float, peak_gflops: float) -> tuple[float, float]:
+    """A round's achieved GFLOP/s and its percentage of the measured matmul peak."""
+    achieved = flops / seconds / 1e9
+    return round(achieved, 2), round(100 * achieved / peak_gflops, 1)
+
+
 def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int, device: torch.device) -> dict[str, float]:
     """The median seconds of a round per trainer, rounds interleaved (round r of each trainer, then
     round r + 1 of each) so that the machine's slow and fast spells fall on all of them alike; the
@@ -220,6 +248,7 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
         trainers["loop"] = loop_siamese_rounds(cfg)      # (FedMatch's own loop is not written out here)
     trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
     trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
+    row["matmul_gflops"] = round(matmul_peak_gflops(device), 1)
     for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
         row[f"{name}_s"] = round(seconds, 4)
     row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
@@ -228,6 +257,7 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     flops = round_flops(cfg)
     row["round_gflop"] = round(flops / 1e9, 2)
     row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
+    row["cohort_gflops"], row["cohort_of_matmul_pct"] = of_peak(flops, row["cohort_s"], row["matmul_gflops"])
     peak = device_peak_tflops(row["device_name"])
     if peak is not None:
         row["peak_tflops"] = peak
@@ -290,7 +320,8 @@ def plan_line(cases, rounds: int, device: str) -> str:
 
 
 MARKDOWN_HEAD = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
-                 "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor |\n" + "|" + "---|" * 10)
+                 "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor | matmul GFLOP/s (measured) | "
+                 "cohort % of matmul |\n" + "|" + "---|" * 12)
 
 
 def markdown_row(r: dict) -> str:
@@ -298,7 +329,7 @@ def markdown_row(r: dict) -> str:
     floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
     return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
             f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
-            f"{r['cohort_tflops']} | {floor} |")
+            f"{r['cohort_tflops']} | {floor} | {r.get('matmul_gflops', 'n/a')} | {r.get('cohort_of_matmul_pct', 'n/a')} |")
 
 
 def markdown(rows: list[dict]) -> str:

@@ -37,8 +37,11 @@ def test_the_table_and_the_readme_block(tmp_path, monkeypatch):
              "cohort_s": 0.5, "cohort_vs_seq": 6.0, "round_gflop": 500.0, "cohort_tflops": 1.0, "peak_tflops": 67.0,
              "cohort_vs_flop_floor": 67.0}]
     table = bench.markdown(rows)
-    assert "| mnist_fedavg | cpu (1 threads) | 2.0 | 1.2 | 0.6 | 2.0× | 3.33× | 7.79 | 0.013 | n/a |" in table
-    assert "| cifar_fedsiam_d | NVIDIA H100 80GB HBM3 (1 threads) | n/a | 3.0 | 0.5 | 6.0× | n/a | 500.0 | 1.0 | 67.0× (peak 67.0) |" in table
+    assert "| mnist_fedavg | cpu (1 threads) | 2.0 | 1.2 | 0.6 | 2.0× | 3.33× | 7.79 | 0.013 | n/a | n/a | n/a |" in table
+    assert ("| cifar_fedsiam_d | NVIDIA H100 80GB HBM3 (1 threads) | n/a | 3.0 | 0.5 | 6.0× | n/a | 500.0 | 1.0 | "
+            "67.0× (peak 67.0) | n/a | n/a |") in table
+    rows[0].update(matmul_gflops=89.0, cohort_of_matmul_pct=14.6)
+    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 |")
     from fssl_core.report import replace_readme_block
     assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(rows[:1], "cpu"))
     text = readme.read_text()
@@ -115,3 +118,11 @@ def test_an_unknown_case_is_refused_before_any_case_runs(monkeypatch):
         bench.main({"cases": "mnist_fedavg,mnist_fedsiam"})
     with pytest.raises(ValueError, match="rounds='0'"):
         bench.main({"rounds": "0"})
+
+
+def test_the_matmul_peak_is_2n3_over_the_median_product_and_a_case_is_a_percentage_of_it(monkeypatch):
+    ticks = iter([0,  10, 11,  20, 22,  30, 31,  40, 43])    # the warm-up (its start only), then products of 1, 2, 1, 3 s
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(ticks))
+    assert bench.matmul_peak_gflops("cpu", n=10, repeats=4) == pytest.approx(2 * 10 ** 3 / 1.5 / 1e9)
+    # 7.79 GFLOP in 0.6 s is 12.98 GFLOP/s: 14.6% of an 89 GFLOP/s core
+    assert bench.of_peak(7.79e9, 0.6, 89.0) == (12.98, 14.6)
