@@ -116,7 +116,7 @@ def _reproduce(profile, only, device, parameters, workers, runner) -> Path:
     import papermill
 
     from .data.datasets import data_root
-    from .plan import plan_job
+    from .plan import plan_job, plan_notebook
     from .profiles import get_profile
     from .runs import RunStore, default_workers, run_all
 
@@ -143,12 +143,13 @@ def _reproduce(profile, only, device, parameters, workers, runner) -> Path:
           flush=True)
     job = plan_job(selected, injected, store)
     if parameters:           # a narrowing that leaves a notebook nothing to reproduce is a mistake, not a result
-        full = {p.notebook: p for p in plan_job(selected, {"profile": profile, "device": device}, store).notebooks}
-        for plan in job.notebooks:
-            if not plan.cells and full[plan.notebook].cells:
-                raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
-                                  f"leaves {plan.notebook} no cell to reproduce (it has "
-                                  f"{len(full[plan.notebook].cells)} at profile {profile} without them)")
+        for nb, plan in zip(selected, job.notebooks):
+            if not plan.cells:
+                unnarrowed = plan_notebook(nb, {"profile": profile, "device": device}).cells   # cells only: no store
+                if unnarrowed:
+                    raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
+                                      f"leaves {plan.notebook} no cell to reproduce (it has {len(unnarrowed)} at "
+                                      f"profile {profile} without them)")
     if runner is not None and job.pending:
         with runner:         # one Ray for the estimate (its CPUs and GPUs) and the training
             print(job.describe(runner.slots(job.pending)), flush=True)
