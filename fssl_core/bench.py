@@ -36,6 +36,7 @@ from typing import Callable
 
 import torch
 
+from .algorithms.base import mixed_plan
 from .config import RunConfig
 from .engine import Federation
 
@@ -133,12 +134,12 @@ def loop_siamese_rounds(cfg: RunConfig) -> Callable[[int], None]:
     dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
                                          transform=lambda img: (weak(img), weak(img)))
     online = copy.deepcopy(fed.ctx.model)
-    labeled_per_batch = max(1, round(cfg.labeled_batch_fraction * cfg.batch_size))
 
     def run(r: int) -> None:
         states = []
         for client in fed.sample_clients(r):
             part = fed.partition.clients[client]
+            labeled_per_batch = mixed_plan(cfg, fed.client_view(client, r)).labeled_batch    # fssl's share
             local, target = copy.deepcopy(online), copy.deepcopy(online)
             opt = torch.optim.SGD(local.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
             labeled = DataLoader(Subset(dataset, part.labeled.tolist()), batch_size=labeled_per_batch, shuffle=True)

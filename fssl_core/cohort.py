@@ -13,7 +13,8 @@ Exactness, and how it is kept:
 - Inside the vmapped loss a batch part's views (plain, weak, strong, ...) are computed per client
   with that client's generator, in the order the loss asks for them (the same code runs), then
   stacked and picked by the vmapped client id; vmap runs with randomness="same", under which an
-  unbatched random op draws from its generator exactly as outside vmap.
+  unbatched random op draws from its generator exactly as outside vmap. Dropout masks are drawn
+  the same way, from each client's generator (models/dropout.py).
 - Clients with unequal sizes: at each step the active clients are grouped by (labeled batch,
   unlabeled batch, steps this round); a group smaller than the cohort gathers its clients' tensors
   and scatters the update back. A client that has finished takes no step.
@@ -25,6 +26,7 @@ per-party tensors indexed by `part.pos`, no data-dependent Python control flow o
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import torch
@@ -33,6 +35,7 @@ from torch.func import vmap
 
 from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
 from .data.augment import apply_weak, draw_weak
+from .models.dropout import cohort_stream
 from .models.grouped import grouped
 from .training import SGD, AfterStepFn, LossFn, Nets, Step, accumulate, parameter_names, step_means
 
@@ -117,9 +120,10 @@ def unstack_nets(nets: Nets, count: int) -> list[Nets]:
 def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
                  images: TrainImages, views: list[DataView], plans: list[Plan], optimizer: SGD,
                  generators: list[torch.Generator], round: int,
-                 after_step: AfterStepFn | None = None) -> list[dict[str, float]]:
+                 after_step: AfterStepFn | None = None, participations: list[int] | None = None) -> list[dict[str, float]]:
     """`train_party` for a cohort: `nets` stacked over the clients (in `views` order) are updated in
-    place; returns each client's mean loss and statistics, as `train_party` would."""
+    place; returns each client's mean loss and statistics, as `train_party` would. `participations`:
+    each client's Step.participation (default 1)."""
     count = len(views)
     device = generators[0].device
     names = {role: parameter_names(nets[role], param_names) for role in trainable}
@@ -128,6 +132,7 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     steps = [plan.steps(view) for plan, view in zip(plans, views)]
     streams = [batches(images, view, plan, g) for view, plan, g in zip(views, plans, generators)]
     totals: list[dict[str, Tensor]] = [{} for _ in range(count)]
+    participations = participations or [1] * count
 
     for i in range(max(steps, default=0)):
         active = [c for c in range(count) if i < steps[c]]
@@ -136,7 +141,13 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
         for c in active:
             groups.setdefault((len(drawn[c].labeled), len(drawn[c].unlabeled), steps[c]), []).append(c)
         for (_, _, local_steps), members in groups.items():
-            step = Step(round=round, local_step=i, local_steps=local_steps)
+            # one clock for the group when its clients share it (the sequential trainer's int), else
+            # a tensor: one value per client outside vmap, each client's own inside
+            clocks = [participations[c] for c in members]
+            shared = len(set(clocks)) == 1
+            clock = torch.tensor(clocks, device=device)
+            step = Step(round=round, local_step=i, local_steps=local_steps,
+                        participation=clocks[0] if shared else clock)
             whole = len(members) == count
             index = None if whole else torch.tensor(members, device=device)
             sub = nets if whole else {role: {k: v.index_select(0, index) for k, v in t.items()} for role, t in nets.items()}
@@ -147,14 +158,16 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
             parts_l = [drawn[c].labeled for c in members]
             parts_u = [drawn[c].unlabeled for c in members]
 
-            def per_client(train_c, buffers_c, others_c, ids):
+            def per_client(train_c, buffers_c, others_c, ids, clock_c, step=step, shared=shared):
                 nets_c = {**others_c, **{role: {**buffers_c[role], **train_c[role]} for role in trainable}}
-                loss, stats = loss_fn(nets_c, Batch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step)
+                step_c = step if shared else replace(step, participation=clock_c)
+                with cohort_stream([generators[c] for c in members], ids):
+                    loss, stats = loss_fn(nets_c, Batch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step_c)
                 return loss, {k: v.detach() for k, v in stats.items()}
 
             ids = torch.arange(len(members), device=device)
             with grouped():
-                losses, stats = vmap(per_client, randomness="same")(train_tensors, buffers, others, ids)
+                losses, stats = vmap(per_client, randomness="same")(train_tensors, buffers, others, ids, clock)
             # clients' parameters are independent, so the gradient of the summed losses is, per
             # client, the gradient of its own loss: autograd runs once, outside vmap, over the
             # stacked (grouped) operations

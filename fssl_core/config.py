@@ -46,7 +46,7 @@ NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
 # `revision` (algorithms/<name>.py) when it alters that algorithm's runs only: the affected runs get
 # new ids, so no stored run of an older computation is ever read back as the new one. (Until
 # 2026-11-24 the identity hashed the package version, 0.1.0 throughout, while the computation changed.)
-ENGINE_REVISION = 1
+ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batch, stratified IID labels
 
 
 class ConfigError(ValueError):
@@ -88,13 +88,15 @@ class RunConfig:
     client_weighting: str = "uniform"   # FedSiam Eq. (2): θ^G = 1/B Σ_b θ^b; 'labeled' / 'samples': weighted by counts;
                                         # 'fedfreq' / 'fedloss': FedMix's Eq. 10 / journal Eq. 12 (aggregate.py)
     # --- semi-supervised local training (FedSiam and its SSL baselines) -------------------------
-    labeled_batch_fraction: float = 0.25  # share of each local batch that is labeled (FedSiam's authors oversample
-                                          # labeled data 3× at γ=0.1, making about a quarter of each batch labeled)
+    labeled_repeats: int = 1         # r: a local epoch walks a client's labeled set r times beside its unlabeled set
+                                     # once, if labeled samples are under 40% of its data (FedSiam's authors:
+                                     # r = 3 at γ = 0.10, 2 at 0.15 and 0.20, 6 on Non-IID-III; base.labeled_repeats_of)
     server_epochs: int = 1           # labels-at-server: epochs over the server's labeled set before each round
     # --- FedSiam (Table 4) --------------------------------------------------------------------
     ema_decay: float = 0.999         # α_max: upper bound of the ramped EMA decay α^k (Eq. 9)
     consistency: str = "mse"         # J: 'mse' (Eq. 4) or 'kl' (Eq. 5)
-    consistency_rampup: int = 10     # φ_l: rounds over which β^k ramps up to 1 (sigmoid)
+    consistency_rampup: int = 10     # φ_l: a client's local epochs over which β^k ramps up to 1 (sigmoid;
+                                     # FedSiam counts each client's own, algorithms/fedsiam.py)
     tau_curve: str = "linear"        # τ schedule: 'linear' (Eq. 11) or 'rectangle' (Eq. 12)
     tau_phi_g: int = 3               # φ_g: tipping point 1, also the Λ window in rounds (paper: 3 linear, 10 rectangle)
     tau_varphi_g: int = 40           # ϕ_g: tipping point 2 of the rectangle curve
@@ -293,8 +295,7 @@ _RULES: dict[str, Any] = {
     "weight_decay": "[0, inf)",
     "seed": "[0, 9223372036854775807]",      # 2**63 - 1, the bound it always had
     "client_weighting": lambda: CLIENT_WEIGHTINGS,
-    "labeled_batch_fraction": "(0, 1)",      # mixed_plan keeps at least 1 labeled and 1 unlabeled sample a batch:
-                                             # 0 or 1 would silently mean one sample of a kind
+    "labeled_repeats": "[1, 100]",
     "server_epochs": "[0, 10000]",
     "ema_decay": "[0, 1]",
     "consistency": lambda: ("mse", "kl"),

@@ -182,7 +182,7 @@ class Federation:
                              torch.Generator(device=self.ctx.device).manual_seed(
                                  derived_seed(cfg.seed, hook_round, SERVER, stage, part)))
                 return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
-                                   plan, opt, generator, hook_round)
+                                   plan, opt, generator, hook_round, participation=max(hook_round, 1))
             return train
 
         if round == 1:   # round 0: once before the first round (e.g. FedAnchor's pre-training)
@@ -200,17 +200,18 @@ class Federation:
         walks = [algo.local_view(nets, view) for nets, view in zip(inits, views)]
         plans = [algo.plan(walk, round) for walk in walks]
         generators = [self.generator(round, client) for client in clients]
+        participations = self.participations(round)
+        clocks = [int(participations[client]) for client in clients]
         if self.cohort and clients:
             stacked = stack_nets(inits)
             all_stats = train_cohort(stacked, algo.trainable, self.param_names, algo.loss, self.images, walks, plans,
-                                     optimizer, generators, round, after_step=algo.after_step)
+                                     optimizer, generators, round, after_step=algo.after_step, participations=clocks)
             inits = unstack_nets(stacked, len(clients))
         else:
             all_stats = [train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk, plan,
-                                     optimizer, generator, round, after_step=algo.after_step)
-                         for nets, walk, plan, generator in zip(inits, walks, plans, generators)]
+                                     optimizer, generator, round, after_step=algo.after_step, participation=clock)
+                         for nets, walk, plan, generator, clock in zip(inits, walks, plans, generators, clocks)]
         uploads: list[Upload] = []
-        participations = self.participations(round)
         for client, view, nets, stats in zip(clients, views, inits, all_stats):
             sent = algo.upload(nets, view, round)
             up += payload_bytes(sent)

@@ -29,17 +29,27 @@ def softmax_kl(student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
 CONSISTENCY = {"mse": softmax_mse, "kl": softmax_kl}
 
 
-def sigmoid_rampup(current: float, length: float) -> float:
-    """exp(−5(1 − t)²) with t = clip(current / length, 0, 1) (Laine & Aila 2017); 1 when length is 0."""
+def sigmoid_rampup(current: float | Tensor, length: float) -> float | Tensor:
+    """exp(−5(1 − t)²) with t = clip(current / length, 0, 1) (Laine & Aila 2017); 1 when length is 0.
+    A tensor `current` (a cohort's per-client clocks) gives a float32 tensor of the same shape."""
     if length <= 0:
         return 1.0
+    if isinstance(current, Tensor):
+        t = (current.float() / length).clamp(0.0, 1.0)
+        return torch.exp(-5.0 * (1.0 - t) ** 2)
     t = min(max(current / length, 0.0), 1.0)
     return math.exp(-5.0 * (1.0 - t) ** 2)
 
 
 @torch.no_grad()
-def ema_update_(target: dict[str, Tensor], online: dict[str, Tensor], names: list[str], alpha: float) -> None:
-    """FedSiam Eq. (9), in place on `names`: θ_t ← α θ_t + (1 − α) θ_s."""
+def ema_update_(target: dict[str, Tensor], online: dict[str, Tensor], names: list[str], alpha: float | Tensor) -> None:
+    """FedSiam Eq. (9), in place on `names`: θ_t ← α θ_t + (1 − α) θ_s. A tensor `alpha` of shape
+    [G] holds one decay per client of a cohort whose tensors are stacked along their first dimension."""
     t = [target[n] for n in names]
     s = [online[n].detach() for n in names]
-    torch._foreach_lerp_(t, s, 1.0 - alpha)
+    if not isinstance(alpha, Tensor):
+        torch._foreach_lerp_(t, s, 1.0 - alpha)
+        return
+    weight = (1.0 - alpha).float()
+    for a, b in zip(t, s):
+        a.lerp_(b, weight.view(-1, *[1] * (a.dim() - 1)).to(a.dtype))

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from .batches import Batch, DataView, Plan, TrainImages, batches
+from .models.dropout import party_stream
 
 Tensors = dict[str, Tensor]          # one network's parameters and buffers, by name
 Nets = dict[str, Tensors]            # a party's networks, by role ('model', 'online', 'target', ...)
@@ -25,10 +26,16 @@ class Diverged(RuntimeError):
 
 @dataclass(frozen=True)
 class Step:
-    """Where a step stands: the global round and the position within this local training."""
+    """Where a step stands: the global round, the party's own clock, and the position within this
+    local training."""
     round: int          # 1-based global round (0 = before the first round, e.g. pre-training)
     local_step: int     # 0-based step within this party's training this round
     local_steps: int    # steps this party runs this round
+    # rounds this party has been selected in, this one included (1 on a client's first pick; the
+    # server's trainings count the round). The cohort trainer passes a tensor when the clients of a
+    # step differ: a per-client 0-d tensor inside the vmapped loss, one value per client (shape [G])
+    # in `after_step`; an algorithm that reads it computes with torch ops (FedSiam's β^k and α^k).
+    participation: int | Tensor = 1
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,8 @@ AfterStepFn = Callable[[Nets, Step], None]
 
 def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
                 images: TrainImages, view: DataView, plan: Plan, optimizer: SGD, generator: torch.Generator,
-                round: int, after_step: AfterStepFn | None = None) -> dict[str, float]:
-    """Run `plan` on one party's data, updating `nets[trainable]` in place.
+                round: int, after_step: AfterStepFn | None = None, participation: int = 1) -> dict[str, float]:
+    """Run `plan` on one party's data, updating `nets[trainable]` in place (`participation`: see Step).
 
     Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
     the loss is not finite (checked once at the end, to keep host syncs out of the step).
@@ -72,8 +79,9 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
     steps = plan.steps(view)
     totals: dict[str, Tensor] = {}
     for i, batch in enumerate(batches(images, view, plan, generator)):
-        step = Step(round=round, local_step=i, local_steps=steps)
-        loss, stats = loss_fn(nets, batch, step)
+        step = Step(round=round, local_step=i, local_steps=steps, participation=participation)
+        with party_stream(generator):
+            loss, stats = loss_fn(nets, batch, step)
         grads = torch.autograd.grad(loss, leaves, allow_unused=True)
         grads = [torch.zeros_like(p) if g is None else g for p, g in zip(leaves, grads)]
         velocity = optimizer.step(leaves, grads, velocity)

@@ -59,13 +59,17 @@ save_figure(fig, "fedsiam_table7", run_profile.name)
 # are within one seed's noise: read `quick` rows (one seed) as a check of direction at most.
 #
 # ## What α_max can change
-# α^k = min(1 − 1/(E + 1), α_max) after E local epochs (Mean Teacher's ramp, Eq. 9), so no run goes
-# above 1 − 1/(R_G·R_L + 1): a larger α_max trains the same run. Below, the largest α^k each run
-# reaches and which α_max rows gave identical per-round accuracies. The authors' code counts each
-# client's *own* epochs (`user_epoch · local_ep + iter` in `models/Update.py`): a client picked
-# about 5 times in 50 rounds of 5 epochs sees some 25, so α^k stays near 1 − 1/26 ≈ 0.96 and
-# α_max ∈ {0.99, 0.999, 0.9999} train the same runs there too: the paper's differences between
-# those rows are seeds (its splits are unseeded), not α_max.
+# α^k = min(1 − 1/(q + 1), α_max) at a client's q-th SGD step (Mean Teacher's ramp, Eqs. 3 and 9
+# index it by training step), q counting the client's own steps over its picks
+# (`algorithms/fedsiam.py`). At the paper's protocol a client takes 390 steps a pick (5 epochs of
+# 78 batches) and about 5 picks in 50 rounds, so α^k passes 0.999 in its third pick and the 0.999
+# and 0.9999 rows train different runs; at quick's one epoch (78 steps a pick) it tops out near
+# 0.9974, and those two rows are the same run. Reading: the authors count epochs
+# (`user_epoch · local_ep + iter` in `models/Update.py`), under which α^k stays below 0.97 and the
+# rows 0.99, 0.999 and 0.9999 would all be one run, yet the paper prints them apart and says
+# accuracy "first increases and then degrades quickly as α^k grows": only a step count lets that
+# claim be tested. Below, α^k after a client's first and its expected picks, and the α_max rows
+# whose per-round accuracies came out identical.
 
 # %%
 fedsiam.alpha_reached(cells)

@@ -94,7 +94,7 @@ def test_every_float_field_refuses_nan_and_infinities_naming_field_value_and_int
     ({"lr": 0.0}, "RunConfig.lr=0.0: must be a finite number within (0, ∞)"),
     ({"pretrain_lr": 0.0}, "RunConfig.pretrain_lr=0.0: must be a finite number within (0, ∞)"),
     ({"momentum": 1.0}, "RunConfig.momentum=1.0: must be a finite number within [0, 1)"),
-    ({"labeled_batch_fraction": 0.0}, "RunConfig.labeled_batch_fraction=0.0: must be a finite number within (0, 1)"),
+    ({"labeled_repeats": 0}, "RunConfig.labeled_repeats=0: must be an integer within [1, 100]"),
     ({"local_epochs": 0}, "RunConfig.local_epochs=0: must be an integer within [1, 10000]"),
     ({"clients": 10**20}, "RunConfig.clients=100000000000000000000: must be an integer within [1, 1000000]"),
     ({"seed": 2**63}, "RunConfig.seed=9223372036854775808: must be an integer within [0, 9223372036854775807]"),

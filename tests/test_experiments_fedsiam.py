@@ -172,18 +172,23 @@ def test_large_deltas_show_ours_selected_as_the_paper_selects():
     assert table.test_selected.iloc[0] == 92.10 and pd.isna(table.test_selected.iloc[1])
 
 
-def test_alpha_max_above_the_schedules_reach_trains_the_same_run(tmp_path):
+def test_alpha_counts_a_clients_steps_so_table7s_alpha_max_rows_differ_at_the_paper_protocol(tmp_path):
     from fssl_core.algorithms.fedsiam import ema_alpha
     assert ema_alpha(50, 0.999) == pytest.approx(1 - 1 / 51) and ema_alpha(50, 0.9) == 0.9 and ema_alpha(0, 0.9) == 0.0
     store = RunStore(tmp_path)
     cells = fedsiam.table7_cells(QUICK, "cpu", datasets=["mnist"],
-                                 variants=["alpha_max=0.9", "alpha_max=0.99", "alpha_max=0.999"])
-    for cell, curve in zip(cells, ([50.0, 90.0], [52.0, 93.0], [52.0, 93.0])):   # the curves' last two rounds
+                                 variants=["alpha_max=0.9", "alpha_max=0.99", "alpha_max=0.999", "alpha_max=0.9999"])
+    for cell, curve in zip(cells, ([50.0, 90.0], [52.0, 93.0], [52.0, 94.0], [52.0, 94.0])):   # last two rounds
         _fake_finished_run(store, cell.configs[0], [40.0] * (cell.configs[0].rounds - 2) + curve, 1_000)
     table = fedsiam.alpha_reached(cells, store).set_index("setting")
-    # quick: 50 rounds of 1 epoch, so α^k tops out at 1 − 1/51 whatever α_max above it
-    assert table.largest_alpha_reached.tolist() == [0.9, round(1 - 1 / 51, 5), round(1 - 1 / 51, 5)]
-    assert table.same_curve_as.tolist() == ["", "", "alpha_max=0.99"]
+    # quick (1 epoch): 78 steps a pick (7 unlabeled a batch over 540), 5 picks expected in 50 rounds
+    assert table.steps_per_pick.tolist() == [78] * 4
+    assert table.alpha_after_expected_picks.tolist() == [0.9, 0.99, round(1 - 1 / 391, 5), round(1 - 1 / 391, 5)]
+    assert table.same_curve_as.tolist() == ["", "", "", "alpha_max=0.999"]
+    # at the paper's 5 epochs a client passes 0.999 in its third pick: the 0.999 and 0.9999 rows differ
+    paper = fedsiam.alpha_reached(fedsiam.table7_cells(PAPER, "cpu", datasets=["mnist"],
+                                                       variants=["alpha_max=0.999", "alpha_max=0.9999"]), store)
+    assert paper.alpha_after_expected_picks.tolist() == [0.999, round(1 - 1 / 1951, 5)]
 
 
 def test_rankings_name_the_best_method_and_fedsiam_ds_place_per_column():
@@ -227,3 +232,42 @@ def test_large_deltas_show_the_same_cell_measured_at_the_paper_protocol():
     assert table.at_paper_protocol.tolist()[:2] == [96.93, 94.80] and pd.isna(table.at_paper_protocol.iloc[2])
     assert table.reproduced_value.tolist() == [91.46, 91.51, 91.84]          # the reduced values stay
     assert "at_paper_protocol" not in fedsiam.explain_large_deltas(quick).columns
+
+
+def test_table2_pairs_are_read_as_labels_at_client_and_labels_at_server():
+    for dataset in ("mnist", "cifar10", "svhn"):
+        client = fedsiam.paper_config(dataset, "iid", 0.10, "fedsiam_d", "cpu")
+        assert (client.rounds, client.local_epochs, client.batch_size) == (50, 5, 10)
+    rounds = {d: fedsiam.paper_config(d, "server_iid", 0.01, "fedsiam_mt", "cpu") for d in ("mnist", "cifar10", "svhn")}
+    assert {d: c.rounds for d, c in rounds.items()} == {"mnist": 200, "cifar10": 200, "svhn": 150}
+    assert {(c.local_epochs, c.batch_size, c.labeled_repeats) for c in rounds.values()} == {(1, 100, 1)}
+    # the authors' labeled repeats: 3× at γ = 0.10, 2× at 0.15 and 0.20, 6× on Non-IID-III
+    repeats = {(s, g): fedsiam.paper_config("mnist", s, g, "fedavg", "cpu").labeled_repeats
+               for s, g in (("iid", 0.10), ("noniid1", 0.15), ("noniid2", 0.20), ("noniid3", 0.10))}
+    assert repeats == {("iid", 0.10): 3, ("noniid1", 0.15): 2, ("noniid2", 0.20): 2, ("noniid3", 0.10): 6}
+    # the rectangle curve's plateau stays within [0, 1] at 50 rounds (it was 2.5 at 150)
+    cifar = fedsiam.paper_config("cifar10", "iid", 0.10, "fedsiam_d", "cpu")
+    assert (1 - cifar.tau_mu) * cifar.rounds / (cifar.tau_varphi_g - cifar.tau_phi_g) <= 1.0
+
+
+def test_an_epoch_feeds_every_sample_with_the_pooled_labeled_share():
+    import torch
+
+    from fssl_core.algorithms.base import Algorithm, mixed_plan
+    from fssl_core.batches import DataView
+
+    def view(labeled, unlabeled):
+        return DataView(torch.empty(labeled), torch.empty(unlabeled))
+    iid = fedsiam.paper_config("mnist", "iid", 0.10, "fedsiam_d", "cpu")
+    plan = mixed_plan(iid, view(60, 540))          # 3 × 60 labeled among 720: a quarter of each batch
+    assert (plan.labeled_batch, plan.unlabeled_batch, plan.steps(view(60, 540))) == (3, 7, 5 * 78)
+    noniid3 = fedsiam.paper_config("mnist", "noniid3", 0.10, "fedsiam_d", "cpu")
+    rich, poor = view(330, 270), view(30, 570)
+    rich_plan, poor_plan = mixed_plan(noniid3, rich), mixed_plan(noniid3, poor)
+    # a rich client (55% labeled) is not repeated: 6 of 10 labeled, every label seen each epoch
+    assert (rich_plan.labeled_batch, rich_plan.steps(rich) // 5) == (6, 68) and 6 * 68 >= 330
+    # a poor one's 30 labels count 6×: 180 of 750
+    assert (poor_plan.labeled_batch, poor_plan.steps(poor) // 5) == (2, 72)
+    # FedAvg walks its labeled set r times an epoch
+    fedavg = fedsiam.paper_config("mnist", "iid", 0.10, "fedavg", "cpu")
+    assert Algorithm.plan(type("A", (), {"cfg": fedavg})(), view(60, 540), 1).epochs == 5 * 3

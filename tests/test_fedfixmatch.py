@@ -75,7 +75,8 @@ TINY = dict(algorithm="fedfixmatch", dataset="mnist", clients=100, clients_per_r
 
 @requires_mnist
 def test_tiny_labels_at_client_run_learns_and_sends_one_model_each_way(tmp_path):
-    run = RunStore(tmp_path).execute(RunConfig(partition="iid", labeled_ratio=0.05, **TINY), progress=False)
+    run = RunStore(tmp_path).execute(RunConfig(partition="iid", labeled_ratio=0.1, labeled_repeats=3, **TINY),
+                                     progress=False)
     assert [m["upload_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2
     assert [m["download_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2
     assert run.metrics[-1]["accuracy"] > 30.0                # chance is 10%

@@ -179,7 +179,7 @@ def test_aggregate_keeps_the_servers_sigma_when_no_client_sends_one():
     assert new["client_embedding"][4].shape == (10,) and new["client_embedding"][4].sum().item() == pytest.approx(1.0)
 
 
-TINY = dict(algorithm="fedmatch", dataset="mnist", partition="iid", labeled_ratio=0.05)
+TINY = dict(algorithm="fedmatch", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3)
 
 
 @requires_mnist

@@ -117,3 +117,62 @@ def test_an_interrupted_fedsiam_run_resumes_to_the_same_result(tmp_path):
     resumed = store.execute(cfg, progress=False)
     strip = lambda ms: [{k: v for k, v in m.items() if k != "seconds"} for m in ms]   # noqa: E731
     assert strip(resumed.metrics) == strip(whole.metrics)
+
+
+def _fedsiam(**changes):
+    from fssl_core.algorithms.base import Context
+    from fssl_core.algorithms.fedsiam import FedSiam
+    cfg = RunConfig(algorithm="fedsiam_d", **changes)
+    return FedSiam(cfg, Context(model=build_model("cnn_mnist", num_classes=10, in_channels=1), num_classes=10,
+                                device=torch.device("cpu")))
+
+
+def test_beta_and_alpha_run_on_the_clients_own_clock():
+    from fssl_core.training import Step
+    algo = _fedsiam(local_epochs=5, ema_decay=0.999)
+    first, second = (Step(round=20, local_step=0, local_steps=300, participation=p) for p in (1, 2))
+    # β^k: φ_l = 10 of the client's epochs counted p·R_L + e (the authors'): a first pick starts at
+    # exp(−5·0.4²), a second at 1, whatever the global round
+    assert algo.consistency_weight(first) == pytest.approx(math.exp(-0.8))
+    assert algo.consistency_weight(second) == 1.0
+    # α^k: min(1 − 1/(q + 1), α_max), q the client's SGD steps, this one included
+    assert algo.alpha(first) == pytest.approx(0.5)
+    assert algo.alpha(Step(round=20, local_step=299, local_steps=300, participation=1)) == pytest.approx(1 - 1 / 301)
+    assert algo.alpha(Step(round=20, local_step=0, local_steps=300, participation=5)) == 0.999     # q = 1,201
+    assert algo.alpha(Step(round=3, local_step=0, local_steps=300, participation=3)) == 0.0   # R_g ≤ φ_g: Π phase
+    # a cohort's per-client clocks give the same values, per client
+    both = Step(round=20, local_step=0, local_steps=300, participation=torch.tensor([1, 2]))
+    torch.testing.assert_close(algo.consistency_weight(both), torch.tensor([math.exp(-0.8), 1.0]))
+    torch.testing.assert_close(algo.alpha(both), torch.tensor([0.5, 1 - 1 / 302], dtype=torch.float64))
+
+
+def test_a_per_client_ema_decay_updates_each_stacked_client_as_its_own_float_would():
+    from fssl_core.ssl import ema_update_
+    torch.manual_seed(0)
+    target, online = {"w": torch.randn(3, 4, 5)}, {"w": torch.randn(3, 4, 5)}
+    alphas = torch.tensor([0.0, 0.5, 0.99], dtype=torch.float64)
+    expected = torch.stack([a * target["w"][c] + (1 - a) * online["w"][c] for c, a in enumerate(alphas.tolist())])
+    ema_update_(target, online, ["w"], alphas)
+    torch.testing.assert_close(target["w"], expected)
+
+
+@requires_mnist
+def test_cohort_clients_on_different_clocks_train_as_sequentially():
+    from fssl_core.engine import Federation
+    # 10 of 20 clients a round: about half of round 2's were picked in round 1 (participation 2)
+    cfg = RunConfig(algorithm="fedsiam_mt", dataset="mnist", resplit_train=2000, resplit_test=500, clients=20,
+                    clients_per_round=10, rounds=2, local_epochs=1, labeled_repeats=3, seed=3)
+
+    def run(trainer):
+        fed = Federation.build(cfg.replace(trainer=trainer))
+        state = fed.initial_state()
+        for r in (1, 2):
+            state, _ = fed.run_round(state, r)
+        return fed, state
+    fed, sequential = run("sequential")
+    _, cohort = run("cohort")
+    clocks = {int(fed.participations(2)[k]) for k in fed.sample_clients(2)}
+    assert clocks == {1, 2}
+    for role in ("online", "target"):
+        for k in sequential[role]:
+            torch.testing.assert_close(sequential[role][k], cohort[role][k], atol=2e-6, rtol=1e-5)

@@ -398,3 +398,28 @@ def test_invalid_resplit():
     with pytest.raises(ValueError, match=re.escape('need 7 samples of class 1, but labels has 5')):
         resplit_train_test(10, 5, seed=0, train_size=12, test_size=2,
                            labels=np.array([0] * 10 + [1] * 5))
+
+
+@pytest.mark.parametrize("name,extra", [("iid", {}), ("noniid3", {"rich_clients": 2, "rich_labeled_ratio": 0.55})])
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), clients=st.integers(20, 60), ratio=st.sampled_from([0.1, 0.15, 0.2]))
+def test_iid_splits_are_class_stratified_and_so_are_their_labels(name, extra, seed, clients, ratio):
+    # uneven classes (a real set's 5,421 to 6,742 per class, scaled down) so that remainders matter
+    labels = np.random.default_rng(seed).permutation(np.repeat(np.arange(10), [54, 67, 59, 61, 58, 54, 59, 62, 58, 59]))
+    part = build_partition(name, labels, num_classes=10, num_clients=clients, seed=seed, labeled_ratio=ratio, **extra)
+    sizes = np.array([c.labeled.size + c.unlabeled.size for c in part.clients])
+    assert sizes.max() - sizes.min() <= 1                           # as equal as a plain cut
+    class_sizes = np.bincount(labels, minlength=10)
+    for client in part.clients:
+        held = np.concatenate([client.labeled, client.unlabeled])
+        counts = np.bincount(labels[held], minlength=10)
+        # every class in its proportion: floor or ceil of its size / K
+        assert np.all(counts >= class_sizes // clients) and np.all(counts <= -(-class_sizes // clients))
+        share = client.labeled.size / held.size
+        n_labeled = int(np.floor(share * held.size + 0.5))
+        quotas = share * counts                                      # each class labeled in proportion
+        got = np.bincount(labels[client.labeled], minlength=10)
+        assert client.labeled.size == n_labeled
+        assert np.all(got >= np.floor(quotas)) and np.all(got <= np.floor(quotas) + 1)
+    if name == "iid":
+        assert {c.labeled.size for c in part.clients} <= {int(np.floor(ratio * s + 0.5)) for s in sizes}

@@ -189,7 +189,8 @@ class Algorithm:
         return view
 
     def plan(self, view: DataView, round: int) -> Plan:
-        return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)
+        """R_L epochs over the labeled set, each walking it `labeled_repeats_of` times."""
+        return Plan(epochs=self.cfg.local_epochs * labeled_repeats_of(self.cfg, view), labeled_batch=self.cfg.batch_size)
 
     def loss(self, nets: Nets, batch: Batch, step: Step) -> tuple[Tensor, dict[str, Tensor]]:
         raise NotImplementedError
@@ -201,15 +202,39 @@ class Algorithm:
         return {"model": nets["model"]}
 
 
+# Labeled share of a client's data under which its labeled set is repeated: the FedSiam authors'
+# get_train_idxs (models/Update.py) repeats it on Non-IID-III clients below 40% (the 90 poor ones)
+# and never on the 10 rich ones (55%); every other setting's γ is below it.
+REPEAT_BELOW_SHARE = 0.4
+
+
+def labeled_repeats_of(cfg: RunConfig, view: DataView) -> int:
+    """r of this client: RunConfig.labeled_repeats if its labeled share is under REPEAT_BELOW_SHARE, else 1."""
+    total = view.num_labeled + view.num_unlabeled
+    return cfg.labeled_repeats if total and view.num_labeled < REPEAT_BELOW_SHARE * total else 1
+
+
 def mixed_plan(cfg: RunConfig, view: DataView) -> Plan:
-    """Local epochs over the unlabeled set, each batch of `batch_size` holding a
-    `labeled_batch_fraction` share of labeled samples (cycled). A party without unlabeled data
-    walks its labeled set; one without labels walks its unlabeled set with no labeled share."""
+    """Local epochs that feed every sample of a client once, its labeled set r times
+    (`labeled_repeats_of`), in batches of `batch_size` whose labeled share is the client's pooled
+    share r·n_l / (r·n_l + n_u) (rounded half up, at least one sample of each kind): an epoch walks
+    the unlabeled set once and cycles the labeled set.
+
+    Reading (issue 19, item 3): the FedSiam authors shuffle the r-times-repeated labeled set with the
+    unlabeled set and cut batches of 10 (Update.py: get_train_idxs, LocalUpdate), so a batch's
+    labeled count varies around that share and an epoch sees every sample. A fixed count per batch
+    keeps the expectation and the walk over every sample, and keeps every client of a cohort step at
+    the same batch shape (cohort.py groups clients by it). Before, a fixed quarter of every batch was
+    labeled, which walked a Non-IID-III rich client's 330 labels only a third of the way each epoch.
+
+    A party without unlabeled data walks its labeled set; one without labels walks its unlabeled set."""
     if view.num_unlabeled == 0:
-        return Plan(epochs=cfg.local_epochs, labeled_batch=cfg.batch_size)
+        return Plan(epochs=cfg.local_epochs * labeled_repeats_of(cfg, view), labeled_batch=cfg.batch_size)
     if view.num_labeled == 0:
         return Plan(epochs=cfg.local_epochs, labeled_batch=0, unlabeled_batch=cfg.batch_size, epoch_over="unlabeled")
-    labeled = min(cfg.batch_size - 1, max(1, math.floor(cfg.labeled_batch_fraction * cfg.batch_size + 0.5)))
+    pooled = labeled_repeats_of(cfg, view) * view.num_labeled
+    share = pooled / (pooled + view.num_unlabeled)
+    labeled = min(cfg.batch_size - 1, max(1, math.floor(share * cfg.batch_size + 0.5)))
     return Plan(epochs=cfg.local_epochs, labeled_batch=labeled, unlabeled_batch=cfg.batch_size - labeled,
                 epoch_over="unlabeled")
 

@@ -26,7 +26,8 @@ Reading choices, and why:
 - The labeled term is the mean over the labeled samples of the batch (FixMatch's Eq. 2; the
   authors' code divides by the whole mixed batch instead).
 - The local plan is `mixed_plan`: local epochs over the unlabeled set, each batch of
-  `batch_size` with a `labeled_batch_fraction` share of labeled samples, as FedSiam itself.
+  `batch_size` holding the client's pooled labeled share (its labels counted `labeled_repeats`
+  times), as FedSiam itself.
 - The server's labeled training uses cross-entropy on weakly augmented images, as FedSiam's; the
   authors' labels-at-server script adds its (gradient-free) FixMatch term there too.
 - Statistics (never used for training): `mask_rate`, the fraction of unlabeled samples above T,

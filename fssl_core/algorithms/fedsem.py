@@ -125,7 +125,7 @@ class FedSem(Algorithm):
 
     def plan(self, view: DataView, round: int) -> Plan:
         if self.phase(round) == 1:
-            return Plan(epochs=self.cfg.local_epochs, labeled_batch=self.cfg.batch_size)
+            return super().plan(view, round)     # FedAvg's: the labeled set, `labeled_repeats` times an epoch
         return pooled_plan(self.cfg, view)
 
     def supervised_loss(self, nets: Nets, batch: Batch, step: Step):

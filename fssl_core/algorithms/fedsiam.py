@@ -24,8 +24,25 @@ Reading choices, each the one under which the paper's own claims hold:
   φ_g = 3); Eq. 12's plateau (1 − μ)R_G / (ϕ_g − φ_g) is above 1 for R_G = 150 (2.5). τ is
   clipped to [0, 1]; every round logs τ and the measured fraction of online parameters sent, so
   the realised mean is reported beside 1 − μ.
-- α^k ramps as in Mean Teacher, α^k = min(1 − 1/(E + 1), α_max), E counting local epochs since
-  the first round; α^k = 0 while R_g ≤ φ_g for FedSiam-D (the paper's Remark) and always for Π.
+- β^k and α^k run on client k's own clock (the superscript k; φ_l's subscript l: local), i.e. on
+  the rounds it has been selected in (`Step.participation`, p = 1 on a first pick), not on the
+  global round:
+  · β^k = sigmoid ramp over φ_l = 10 of the client's local epochs, counted as E = p·R_L + e
+    (e = 1..R_L, this round's epoch): the FedSiam authors' count (Update.py, trainc:
+    get_current_consistency_weight(user_epoch * local_ep + iter + 1), user_epoch incremented before
+    the client trains), so a first pick at R_L = 5 trains at β from 0.45 to 1 and later picks at 1.
+    The alternative, E = (p − 1)·R_L + e (a first pick at 0.02–0.29), is the count a reader may
+    expect; the paper is silent and the printed numbers were made with the authors' count.
+  · α^k = min(1 − 1/(q + 1), α_max) with q the client's SGD steps so far, this one included
+    (q = (p − 1)·S + s + 1, S its steps per round): Mean Teacher's ramp, per training step q as
+    Eqs. 3 and 9 index it. The authors count epochs (user_epoch·R_L + e), under which α never passes
+    1 − 1/31 ≈ 0.968 in a client's ~5 picks of a 50-round run, so Table 7's α_max rows 0.99, 0.999
+    and 0.9999 would be the same run; the paper reports them apart (96.93 / 97.22 / 96.94 on MNIST)
+    and says accuracy "first increases and then degrades quickly as α^k grows", which only a
+    step-counted α can show (q reaches ~300 steps in a first pick, ~1,500 in five).
+  · α^k = 0 while R_g ≤ φ_g (rounds 1–3) for FedSiam-D (the paper's Remark) and always for Π. The
+    authors' test `iter_glob > phi_g` on a 0-based round keeps α = 0 one round longer (1–4); we
+    follow the Remark's text.
 - J divides the squared difference by the number of classes (see ssl.softmax_mse).
 """
 from __future__ import annotations
@@ -110,15 +127,30 @@ def _cat(*tensors: Tensor | None) -> Tensor:
     return torch.cat([t for t in tensors if t is not None])
 
 
-def ema_alpha(epochs_seen: int, alpha_max: float) -> float:
-    """α^k = min(1 − 1/(E + 1), α_max) after E local epochs (Mean Teacher's ramp). It never exceeds
-    1 − 1/(R_G·R_L + 1) in a run of R_G rounds of R_L epochs, so a larger α_max changes nothing."""
-    return min(1.0 - 1.0 / (epochs_seen + 1), alpha_max)
+def ema_alpha(steps_seen: int | Tensor, alpha_max: float) -> float | Tensor:
+    """α^k = min(1 − 1/(q + 1), α_max) at the client's q-th SGD step (Mean Teacher's ramp, Eq. 9);
+    a tensor of per-client step counts gives a tensor."""
+    if isinstance(steps_seen, Tensor):
+        return (1.0 - 1.0 / (steps_seen.double() + 1.0)).clamp(max=alpha_max)
+    return min(1.0 - 1.0 / (steps_seen + 1), alpha_max)
+
+
+def client_epochs(step: Step, local_epochs: int) -> int | Tensor:
+    """E of β^k: the client's local epochs as the authors count them, p·R_L + e (e = 1..R_L)."""
+    epoch_in_round = step.local_step * local_epochs // max(step.local_steps, 1)
+    return step.participation * local_epochs + epoch_in_round + 1
+
+
+def client_steps(step: Step) -> int | Tensor:
+    """q of α^k: the client's SGD steps so far, this one included, its earlier picks counted at this
+    round's steps per round (a client's data, hence its steps, are the same every round here)."""
+    return (step.participation - 1) * step.local_steps + step.local_step + 1
 
 
 class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
+    revision = 2     # 2: β^k and α^k on the client's own clock, α^k counted in steps (was: global round, epochs)
     cohort = True
     labels_at = ("client", "server")    # Eq. 7 (labels-at-client) and Eq. 8 (labels-at-server)
     trainable = ("online",)
@@ -143,14 +175,17 @@ class FedSiam(Algorithm):
             return tau_linear(round, cfg.rounds, cfg.tau_phi_g, cfg.tau_mu)
         return tau_rectangle(round, cfg.rounds, cfg.tau_phi_g, cfg.tau_varphi_g, cfg.tau_mu)
 
-    def alpha(self, step: Step) -> float:
+    def alpha(self, step: Step) -> float | Tensor:
         if step.round <= self.cfg.tau_phi_g:
             return 0.0
         return self.ramped_alpha(step)
 
-    def ramped_alpha(self, step: Step) -> float:
-        epoch_in_round = step.local_step * self.cfg.local_epochs // max(step.local_steps, 1)
-        return ema_alpha((step.round - 1) * self.cfg.local_epochs + epoch_in_round + 1, self.cfg.ema_decay)
+    def ramped_alpha(self, step: Step) -> float | Tensor:
+        return ema_alpha(client_steps(step), self.cfg.ema_decay)
+
+    def consistency_weight(self, step: Step) -> float | Tensor:
+        """β^k of Eq. 7: the sigmoid ramp over φ_l of the client's local epochs."""
+        return sigmoid_rampup(client_epochs(step, self.cfg.local_epochs), self.cfg.consistency_rampup)
 
     # --- server ------------------------------------------------------------------------------
     def init_state(self, initial: Tensors) -> State:
@@ -221,13 +256,13 @@ class FedSiam(Algorithm):
         classification = (F.cross_entropy(logits[:n], labeled.y, reduction="sum") / len(logits)
                           if n else logits.sum() * 0.0)                                  # L, Eq. 6
         consistency = self.consistency(logits, other_logits)                            # J, Eq. 4/5
-        beta = sigmoid_rampup(step.round, self.cfg.consistency_rampup)
+        beta = self.consistency_weight(step)
         return classification + beta * consistency, {"classification_loss": classification.detach(),
                                                       "consistency_loss": consistency.detach()}
 
     def after_step(self, nets: Nets, step: Step) -> None:
         alpha = self.alpha(step)
-        if alpha == 0.0:     # Π-model phase: the target is the online net
+        if not isinstance(alpha, Tensor) and alpha == 0.0:     # Π-model phase: the target is the online net
             for n in self.param_names:
                 nets["target"][n].copy_(nets["online"][n].detach())
         else:

@@ -9,10 +9,10 @@ Partitions (name -> paper, where the definition is quoted in the function's docs
 
 | name                | labels  | clients' data                                      | paper                  |
 |---------------------|---------|----------------------------------------------------|------------------------|
-| iid                 | clients | random, N/K each, fraction γ labeled               | FedSiam IID            |
+| iid                 | clients | class-stratified N/K each, γ of each class labeled | FedSiam IID            |
 | noniid1             | clients | 2 label-sorted shards each (labeled + unlabeled)   | FedSiam Non-IID-I      |
 | noniid2             | clients | labeled as noniid1, unlabeled redistributed IID    | FedSiam Non-IID-II     |
-| noniid3             | clients | random; 10 clients 55% labeled, 90 clients 5%      | FedSiam Non-IID-III    |
+| noniid3             | clients | as iid; 10 clients 55% labeled, 90 clients 5%      | FedSiam Non-IID-III    |
 | client_dirichlet    | clients | per-class Dirichlet(α) over clients, γ labeled     | none (an extension)    |
 | server_iid          | server  | random equal split, optionally class-stratified    | FedSiam; FedMix IID    |
 | server_shards       | server  | 2 label-sorted shards each                         | FedSiam Non-IID        |
@@ -147,17 +147,25 @@ def iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, see
     labeled data and |D|/K * (1 − γ) unlabelled data stored on each client. We set γ = 0.1, 0.15,
     and 0.2". Line 228: "For the IID setting, both labeled and unlabeled data all have C categories."
 
-    Done here: shuffle all indices, cut into K pieces as equal as possible (|D|/K each when K
-    divides |D|; SVHN's 73,257 gives 733 or 732), and label the first round(γ·n_k) of each client's
-    random order (round half up). No class balancing: the paper only says "randomly shuffled".
+    Done here: class-stratified. Each class's shuffled samples are cut into K pieces as equal as
+    possible and dealt to the clients (the pieces one sample longer round-robin along a random
+    client order), so every client holds each class in its overall proportion and |D|/K samples
+    (600 on MNIST; sizes differ by at most one where K does not divide |D|); then each client
+    labels round(γ·n) random samples, spread over its classes in proportion (largest remainders):
+    60 on MNIST at γ = 0.1, 5 to 7 of each class.
+    Reading (issue 19, item 3): the FedSiam authors' split (data/sampling.py, `sample` and `get_dict`
+    with iid) gives every client len(class)/(K − i) samples of each class and labels round(γ·n) of
+    each, deterministically in index order; ours keeps their per-class counts with a seeded random
+    choice, as "randomly shuffled" asks. The alternative, a plain shuffle with the first round(γ·n_k)
+    labeled, can leave a client 1-2 labeled samples of a class it holds 60 of.
     """
     name = 'iid'
     labels = _check_labels(name, labels, num_classes)
     _check_clients(name, num_clients, labels.size)
     _check_fraction(name, 'labeled_ratio', labeled_ratio)
     rng = _rng(_where(name), seed)
-    splits = _label_within(np.array_split(rng.permutation(labels.size), num_clients),
-                           np.full(num_clients, labeled_ratio), rng)
+    splits = _label_stratified(_stratified_clients(labels, num_classes, num_clients, rng), labels,
+                               np.full(num_clients, labeled_ratio), rng)
     return _finalize(name, _EMPTY, splits, stream_parts, rng)
 
 
@@ -241,11 +249,11 @@ def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     data, and the other K − rich_clients clients label
         poor = (γ·K − rich_clients·rich_labeled_ratio) / (K − rich_clients),
     so that the overall labeled fraction is γ (0.05 for the paper's numbers). A ValueError names
-    the arguments when poor falls outside [0, 1]. Data are split as in `iid` (random, |D|/K each);
-    the rich clients are a seeded random choice of client ids. With |D| = 60,000, K = 100 and
-    γ = 0.1: 10 clients have 330 labeled and 90 clients have 30, 6,000 labeled in all. When
-    ratio·n_k is not an integer each client rounds half up on its own, so the total can drift from
-    γ·|D| by up to K/2 (SVHN, 73,257 samples: 7,360 labeled instead of 7,325.7).
+    the arguments when poor falls outside [0, 1]. Data are split and labeled class-stratified as in
+    `iid` (the authors' `sample` with noniid_ssl does the same); the rich clients are a seeded random
+    choice of client ids. With |D| = 60,000, K = 100 and γ = 0.1: 10 clients have 330 labeled and
+    90 clients have 30, 6,000 labeled in all. When ratio·n_k is not an integer each client rounds
+    half up on its own, so the total can drift from γ·|D| by up to K/2.
     """
     name = 'noniid3'
     labels = _check_labels(name, labels, num_classes)
@@ -261,10 +269,10 @@ def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
             f"{num_clients - rich_clients} clients a labeled ratio of {poor:.4g}, which must be "
             f"within [0, 1]; change rich_labeled_ratio or labeled_ratio")
     rng = _rng(_where(name), seed)
-    clients = np.array_split(rng.permutation(labels.size), num_clients)
+    clients = _stratified_clients(labels, num_classes, num_clients, rng)
     ratios = np.full(num_clients, min(max(poor, 0.0), 1.0))
     ratios[rng.choice(num_clients, size=rich_clients, replace=False)] = rich_labeled_ratio
-    splits = _label_within(clients, ratios, rng)
+    splits = _label_stratified(clients, labels, ratios, rng)
     return _finalize(name, _EMPTY, splits, stream_parts, rng)
 
 
@@ -719,6 +727,38 @@ def _label_within(clients, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
         order = rng.permutation(data)
         n_labeled = _round_half_up(ratio * order.size)
         splits.append((order[:n_labeled], order[n_labeled:]))
+    return splits
+
+
+def _stratified_clients(labels, num_classes, num_clients, rng) -> list[np.ndarray]:
+    """Each class's shuffled samples cut into K near-equal pieces; the pieces one sample longer go
+    round-robin along a random client order, class after class, so client sizes differ by at most
+    one (as a plain cut of the shuffled data) and every client is non-empty when N ≥ K. Every
+    client's indices sorted."""
+    pieces: list[list[np.ndarray]] = [[] for _ in range(num_clients)]
+    order, offset = rng.permutation(num_clients), 0
+    for c in range(num_classes):
+        members = rng.permutation(np.flatnonzero(labels == c))
+        for client, piece in zip(np.roll(order, -offset), np.array_split(members, num_clients)):
+            pieces[client].append(piece)
+        offset = (offset + members.size % num_clients) % num_clients
+    return [np.sort(np.concatenate(p)) for p in pieces]
+
+
+def _label_stratified(clients, labels, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Label round(ratio_k · n_k) random samples of client k (round half up), spread over its classes
+    in proportion to their counts (largest remainders, ties in random order); the rest unlabeled."""
+    splits = []
+    for data, ratio in zip(clients, ratios):
+        classes, counts = np.unique(labels[data], return_counts=True)
+        quotas = ratio * counts
+        take = np.floor(quotas).astype(np.int64)
+        short = _round_half_up(ratio * data.size) - int(take.sum())
+        order = rng.permutation(classes.size)
+        take[order[np.argsort(-(quotas - take)[order], kind='stable')[:short]]] += 1
+        chosen = [rng.permutation(data[labels[data] == c])[:n] for c, n in zip(classes, take)]
+        labeled = np.concatenate(chosen) if chosen else data[:0]
+        splits.append((labeled, np.setdiff1d(data, labeled)))
     return splits
 
 

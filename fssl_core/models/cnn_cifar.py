@@ -1,12 +1,14 @@
 """FedSiam's CIFAR-10/SVHN CNN (Table 1): six 3×3 convolutions, three linear layers,
 5,852,170 parameters. Convolutions use padding 1, so 32×32 inputs reach the 256·4·4 = 4096
-features Table 1's first linear layer takes.
+features Table 1's first linear layer takes. Dropout draws its masks from the training party's
+random stream (models/dropout.py), so cohort = sequential and a resumed run = an uninterrupted one.
 """
 from __future__ import annotations
 
 from torch import Tensor, nn
 
 from .base import Network
+from .dropout import PartyDropout
 
 
 class CNNCifar(Network):
@@ -20,11 +22,11 @@ class CNNCifar(Network):
 
         self.body = nn.Sequential(
             *conv(in_channels, 32, True), *conv(32, 64, False), nn.MaxPool2d(2),
-            *conv(64, 128, True), *conv(128, 128, False), nn.MaxPool2d(2), nn.Dropout(0.05),
+            *conv(64, 128, True), *conv(128, 128, False), nn.MaxPool2d(2), PartyDropout(0.05),
             *conv(128, 256, True), *conv(256, 256, False), nn.MaxPool2d(2),
             nn.Flatten(),
-            nn.Linear(4096, 1024), nn.ReLU(), nn.Dropout(0.1),
-            nn.Linear(1024, 512), nn.ReLU(), nn.Dropout(0.1),
+            nn.Linear(4096, 1024), nn.ReLU(), PartyDropout(0.1),
+            nn.Linear(1024, 512), nn.ReLU(), PartyDropout(0.1),
         )
 
     def features(self, x: Tensor) -> Tensor:

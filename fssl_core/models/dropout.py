@@ -1,0 +1,83 @@
+"""Dropout whose masks come from the training party's own random stream.
+
+`nn.Dropout` draws from torch's global generator, which breaks two promises of the engine: under
+the cohort trainer's `vmap(randomness="same")` every client of a step would get one mask, and the
+global generator is not in a checkpoint, so a resumed run would draw other masks than an
+uninterrupted one. Here the trainers install the party's generator (the engine's (seed, round,
+party) stream, which also draws its batches and augmentations) around each loss call:
+`train_party` one generator, `train_cohort` its clients' generators and the vmapped client id, and
+each client's mask is drawn from its own generator in the order the sequential trainer draws it.
+So the cohort equals the sequential trainer, and a resumed run an uninterrupted one.
+
+Outside a trainer (e.g. a train-mode pass an algorithm makes on its own) the global generator is
+used, as `nn.Dropout` would.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Iterator
+
+import torch
+from torch import Tensor, nn
+
+_STREAM: contextvars.ContextVar = contextvars.ContextVar("party_stream", default=None)
+
+
+class _Party:
+    def __init__(self, generator: torch.Generator):
+        self.generator = generator
+
+    def keep(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
+        return torch.bernoulli(torch.full(shape, keep_prob, dtype=like.dtype, device=like.device),
+                               generator=self.generator)
+
+
+class _Cohort:
+    """Every client's mask drawn from its own generator, stacked, and picked by the vmapped id."""
+
+    def __init__(self, generators: list[torch.Generator], ids: Tensor):
+        self.parties, self.ids = [_Party(g) for g in generators], ids
+
+    def keep(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
+        masks = torch.stack([p.keep(shape, keep_prob, like) for p in self.parties])
+        return masks.index_select(0, self.ids.unsqueeze(0)).squeeze(0)
+
+
+@contextlib.contextmanager
+def party_stream(generator: torch.Generator) -> Iterator[None]:
+    """Dropout masks inside come from `generator` (one party's training)."""
+    token = _STREAM.set(_Party(generator))
+    try:
+        yield
+    finally:
+        _STREAM.reset(token)
+
+
+@contextlib.contextmanager
+def cohort_stream(generators: list[torch.Generator], ids: Tensor) -> Iterator[None]:
+    """Inside a vmapped loss over clients `ids`: each client's masks come from its own generator."""
+    token = _STREAM.set(_Cohort(generators, ids))
+    try:
+        yield
+    finally:
+        _STREAM.reset(token)
+
+
+class PartyDropout(nn.Module):
+    """nn.Dropout(p) with masks from the party's stream: x · m / (1 − p), m ~ Bernoulli(1 − p)."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        stream = _STREAM.get()
+        if stream is None:
+            return nn.functional.dropout(x, self.p, training=True)
+        return x * stream.keep(x.shape, 1.0 - self.p, x) / (1.0 - self.p)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
