@@ -29,6 +29,16 @@
 #
 # Pseudo-label accuracy is over all the clients' samples (SemiFL's "PAccuracy"). Where the data set
 # is not on this machine the panel says `needs-data`. Profiles as in `fedanchor_table1`.
+#
+# BatchNorm, one treatment for every method: each global model gets static statistics (SemiFL's sBN),
+# recomputed on the anchors after pre-training and after each round's server training, before it is
+# evaluated or sent. SemiFL's code keeps no running statistics and computes them so before every
+# download and test; FedAnchor's Algorithm 1 is SemiFL's pipeline, and the paper says nothing of
+# BatchNorm for any method. sBN for SemiFL alone would evaluate the others (and FedAnchor's
+# eval-mode pseudo-labeller) with WRN-28-2's momentum-0.001 statistics, near their initial values for
+# hundreds of steps (measured in `fedanchor_fmnist`). Not taken: momentum 0.1 for all and sBN for
+# SemiFL only, which would give SemiFL alone unskewed statistics in the Dir(0.1) cells
+# (`algorithms/static_batchnorm.py`).
 
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper

@@ -236,3 +236,61 @@ def test_static_batchnorm_recomputes_the_statistics_from_the_server_images_alone
     ctx_plain = Context(model=plain, num_classes=10, device=torch.device("cpu"), images=images)
     same = {k: v.clone() for k, v in plain.state_dict().items()}
     assert ctx_plain.batchnorm_statistics(same, idx, 3) is same
+
+
+# --- BatchNorm: one treatment for every method (algorithms/static_batchnorm.py) -------------------
+from fssl_core.algorithms.semifl import AlternateTraining
+from fssl_core.models import MODELS
+from fssl_core.models.wrn import WideResNet28x2
+
+
+class _TinyWRN(WideResNet28x2):
+    """WRN-28-2's blocks and BatchNorm momentum (0.001) at depth 10, widen 1: one block a group."""
+    def __init__(self, num_classes=10, in_channels=3, projection_dim=None):
+        super().__init__(num_classes=num_classes, in_channels=in_channels, projection_dim=projection_dim,
+                         depth=10, widen=1)
+
+
+def test_every_method_of_the_fedanchor_experiments_gets_the_same_batchnorm_treatment():
+    configs = [cfg for table in ("table1", "table2", "table3")
+               for cell in fedanchor.table_cells(table, PROFILES["paper"], "cpu") for cfg in cell.configs]
+    configs += [cfg for cell in fedanchor.fmnist_cells(PROFILES["paper"], "cpu") for cfg in cell.configs]
+    configs += [fedanchor.paper_config(m, "cpu", dataset="fashion_mnist") for m in fedanchor.DIAGNOSTICS]
+    configs += fedanchor.figure5_configs(PROFILES["paper"], "cpu", dataset="cifar10")
+    assert {cfg.algorithm for cfg in configs} == {"fedanchor", "semifl", "fedcon", "fedfixmatch", "supervised_fl"}
+    assert {cfg.static_batchnorm for cfg in configs} == {True}
+
+
+@requires_mnist
+@pytest.mark.parametrize("method", fedanchor.FMNIST_METHODS)
+def test_the_evaluated_model_of_every_method_has_the_statistics_of_the_anchors(method, monkeypatch):
+    """On a small WRN (momentum 0.001), after a round the evaluated model's running statistics are
+    those recomputed from the server's labeled images, for every method; for the methods whose
+    clients pseudo-label in eval mode (SemiFL, FedAnchor), so are those of round 1's download,
+    right after pre-training."""
+    monkeypatch.setitem(MODELS, "wrn28_2", _TinyWRN)
+    cfg = fedanchor.paper_config(method, "cpu", dataset="fashion_mnist", model="wrn28_2", dirichlet_alpha=0.1,
+                                 server_labeled=50).replace(clients=10, clients_per_round=2, rounds=1, local_epochs=1,
+                                                            pretrain_epochs=1, resplit_train=600, resplit_test=100)
+    fed = Federation.build(cfg)
+    algo, anchors = fed.algorithm, fed.server_view.labeled
+    downloaded = []        # copies: a model no client trained is the one the server then trains in place
+
+    def download(state, r, client, original=algo.download):
+        payload = original(state, r, client)
+        downloaded.append({k: v.clone() for k, v in payload.get("model", {}).items()})
+        return payload
+    monkeypatch.setattr(algo, "download", download)
+    state, _ = fed.run_round(fed.initial_state(), 1)
+
+    def assert_recomputed(tensors):
+        want = fed.ctx.batchnorm_statistics(tensors, anchors, cfg.batch_size)
+        stats = [k for k in want if k.endswith(("running_mean", "running_var"))]
+        assert len(stats) == 2 * 7                 # 7 BatchNorms: two in each of 3 blocks, the last one
+        for k in stats:
+            assert torch.allclose(tensors[k], want[k], rtol=1e-5, atol=1e-6), k
+        # and they are not the initial (0, 1) that momentum 0.001 would barely have moved
+        assert float((want["bn.running_var"] - 1).abs().max()) > 0.1
+    assert_recomputed(algo.eval_tensors(state))
+    if isinstance(algo, AlternateTraining):
+        assert_recomputed(downloaded[0])

@@ -32,6 +32,11 @@ Reading choices, and why:
   same labels at C/S of the overhead, but the paper sends the S embeddings, so we do too.
 - FedAnchor (mix) (Table 1 caption, §4.5): the server's CE epoch becomes Appendix B's fix + mix
   loss on the anchors' true labels (`server_mixup`); client mixup stays as in the plain method.
+- Static BatchNorm (`static_batchnorm`, on for every method of the FedAnchor experiments): the
+  global model's statistics are recomputed on the anchors after pre-training and after each round's
+  server training, so Z^anchor, the clients' z^m (both in eval mode) and the evaluated model use
+  them. The paper is silent on BatchNorm; algorithms/static_batchnorm.py gives the evidence (SemiFL's
+  code, whose alternate training Algorithm 1 is) and the alternative.
 - Table 3's "w/o contr loss" (`contrastive_loss=False`): the same pseudo-labelling on the anchor
   head, which then no loss trains (a fixed random projection of the features), and no L_c epoch.
 """
@@ -84,6 +89,7 @@ def anchor_pseudo_labels(z: Tensor, anchors: Tensor, anchor_labels: Tensor, num_
 
 class FedAnchor(AlternateTraining):
     name = "fedanchor"
+    revision = 2     # 2: static BN (when on) also after pre-training: round 1's Z^anchor and pseudo-labels use it
     needs_projection = True    # the anchor head (RunConfig.projection_dim; the paper's is 128)
 
     # --- server ------------------------------------------------------------------------------

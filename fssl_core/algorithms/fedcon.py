@@ -21,6 +21,10 @@ Reading choices, and why:
 - Unlabeled batches are 5 × batch_size, as FedCon's; the optimiser is the run's SGD (the FedAnchor
   protocol), not FedCon's LARS, since the paper puts FedCon "in our codebase".
 - The anchor head, where the network has one, is neither trained nor sent.
+- Static BatchNorm (`static_batchnorm`, on for every method of the FedAnchor experiments): after
+  the aggregation the model's BatchNorm statistics (the averaged backbone's) are recomputed on the
+  server's labeled set before the evaluation (algorithms/static_batchnorm.py). BYOL and the server's
+  epoch train on batch statistics and never read them; the predictor's BatchNorm keeps none.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from ..batches import Batch, DataView, Plan
 from ..ssl import ema_update_, sigmoid_rampup
 from ..training import Nets, Step, Tensors
 from .base import Algorithm, Payload, State, Upload, clone
+from .static_batchnorm import static_statistics
 
 BYOL_EMA = 0.999
 CONSISTENCY_RAMPUP = 100      # rounds of w(t)'s sigmoid ramp (FedCon's code)
@@ -65,6 +70,7 @@ def byol_loss(online: Tensor, target: Tensor) -> Tensor:
 
 class FedCon(Algorithm):
     name = "fedcon"
+    revision = 2     # 2: static BN honoured (it was ignored); only FedAnchor's experiments run FedCon
     trainable = ("model", "predictor")
     cohort = True
     labels_at = ("server",)    # the server's supervised epoch; clients run BYOL without labels
@@ -102,6 +108,10 @@ class FedCon(Algorithm):
         backbone = weighted_mean([u.payload["backbone"] for u in uploads], weights)
         q = weighted_mean([u.payload["predictor"] for u in uploads], weights)
         return {"model": {**state["model"], **backbone}, "predictor": q}
+
+    def server_finish(self, state: State, round: int, train) -> None:
+        """With static BN, the aggregated model's statistics recomputed before it is evaluated."""
+        state["model"] = static_statistics(self, state["model"])
 
     # --- client ------------------------------------------------------------------------------
     def client_init(self, payload: Payload, view: DataView) -> Nets:

@@ -30,6 +30,10 @@ Reading choices, and why:
   times), as FedSiam itself.
 - The server's labeled training uses cross-entropy on weakly augmented images, as FedSiam's; the
   authors' labels-at-server script adds its (gradient-free) FixMatch term there too.
+- Static BatchNorm (`static_batchnorm`, on in the FedAnchor experiments, off by default, so the
+  FedSiam runs are unchanged): after the aggregation the global model's BatchNorm statistics are
+  recomputed on the server's labeled set before the evaluation (algorithms/static_batchnorm.py),
+  as for every method there. Training runs on batch statistics and never reads them.
 - Statistics (never used for training): `mask_rate`, the fraction of unlabeled samples above T,
   and `pseudo_label_accuracy`, the accuracy (%) of the kept pseudo-labels against the hidden labels,
   computed per round as Σ correct-and-kept / Σ kept over the clients' step-averaged rates.
@@ -43,6 +47,7 @@ from torch import Tensor
 from ..batches import Batch, DataView, Plan
 from ..training import Nets, Step, Tensors
 from .base import Algorithm, State, Upload, mixed_plan
+from .static_batchnorm import static_statistics
 
 
 def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshold: float) -> tuple[Tensor, Tensor]:
@@ -62,6 +67,8 @@ def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshol
 
 class FedFixMatch(Algorithm):
     name = "fedfixmatch"
+    # revision 1 kept with static BN: it changes only runs with static_batchnorm=True, which no
+    # experiment produced before (FedSiam's FedFixMatch runs, at the default False, are unchanged)
     cohort = True
     labels_at = ("client", "server")    # labeled term at clients, or server_update at the server
 
@@ -86,6 +93,10 @@ class FedFixMatch(Algorithm):
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         logits = self.ctx.apply(nets["model"], batch.labeled.weak())
         return F.cross_entropy(logits, batch.labeled.y), {}
+
+    def server_finish(self, state: State, round: int, train) -> None:
+        """With static BN, the aggregated model's statistics recomputed before it is evaluated."""
+        state["model"] = static_statistics(self, state["model"])
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
         """FedAvg (Eq. 2); also the round's pseudo-label accuracy among the kept samples."""

@@ -28,13 +28,13 @@ Reading choices, and why:
   without materialising a second set. One λ per step, as mixup's reference code.
 - Clients with an empty fix set are left out of the aggregation ("local training will be
   stopped", Appendix B); when no client has one the global model is kept.
-- Static batch normalisation (SemiFL's sBN, `static_batchnorm`, on for SemiFL in the FedAnchor
-  experiments): clients train with batch statistics as usual; after the server's training the
-  global model's running statistics are recomputed from scratch on the server's labeled set (one
-  pass, a cumulative average), replacing the averaged ones that clients' non-IID data skew. The
-  FedAnchor paper does not say whether its SemiFL runs use sBN; SemiFL's paper and code do. Off
-  for FedAnchor and supervised FL, which the paper does not describe with it. The CPU-profile
-  network (the MNIST CNN) has no BatchNorm, so there it changes nothing.
+- Static batch normalisation (SemiFL's sBN, `static_batchnorm`, algorithms/static_batchnorm.py):
+  clients and the server train on batch statistics as usual; after pre-training and after each
+  round's server training the global model's running statistics are recomputed from scratch on the
+  server's labeled set, as SemiFL's code does before every download and every test. The FedAnchor
+  experiments give it to every method alike (FedAnchor, SemiFL, FedCon, FedAvg+FixMatch,
+  Supervised): see static_batchnorm.py for the evidence and the alternative. A network without
+  BatchNorm (the MNIST CNN) is unchanged.
 
 Metrics per round (from the clients' reports, never used for training): `selected`, the mean
 number of samples per client passing the threshold; `pseudo_label_accuracy`, the accuracy of the
@@ -53,6 +53,7 @@ from ..batches import Batch, DataView, Plan, UnlabeledPart
 from ..training import Nets, Step, Tensors
 from .base import Algorithm, Payload, State, Upload, clone
 from .fedfixmatch import FedFixMatch
+from .static_batchnorm import static_statistics
 
 
 def mixup_lambda(generator: torch.Generator, a: float) -> float:
@@ -80,18 +81,19 @@ class AlternateTraining(Algorithm):
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:
-        """Before round 1: pre-training on the labeled set (Appendix C)."""
+        """Before round 1: pre-training on the labeled set (Appendix C); with static BN, the
+        statistics that round 1's pseudo-labels use are then recomputed (SemiFL's code does so
+        before every download)."""
         if round == 0:
             for epoch in range(self.cfg.pretrain_epochs):
                 self.server_train(state, train, lr=self.cfg.pretrain_lr, part=epoch)
+            state["model"] = static_statistics(self, state["model"])
 
     def server_finish(self, state: State, round: int, train) -> None:
         """Algorithm 1 line 11: the aggregated model trains on the labeled set; with static BN the
         global model's BatchNorm statistics are then recomputed there (SemiFL's sBN)."""
         self.server_train(state, train)
-        if self.cfg.static_batchnorm:
-            state["model"] = self.ctx.batchnorm_statistics(state["model"], self.ctx.server_view.labeled,
-                                                           self.cfg.batch_size)
+        state["model"] = static_statistics(self, state["model"])
 
     def server_train(self, state: State, train, lr: float | None = None, part: int = 0) -> None:
         if self.cfg.server_epochs:
@@ -172,6 +174,7 @@ def _round_report(reports: list[dict[str, float]]) -> dict[str, float]:
 
 class SemiFL(AlternateTraining):
     name = "semifl"
+    revision = 2     # 2: static BN also after pre-training, so round 1's pseudo-labels use recomputed statistics
 
     def pseudo_label(self, model: Tensors, payload: Payload, idx: Tensor) -> tuple[Tensor, Tensor, dict]:
         """The model's own prediction and its probability (threshold 0.95, Appendix C)."""

@@ -1,5 +1,10 @@
 """Wide ResNet-28-2 (Zagoruyko & Komodakis 2016) as FixMatch, SemiFL and FedAnchor (Table 2) use
 it: pre-activation blocks, widths 32/64/128, leaky ReLU 0.1; 1,467,610 parameters for 10 classes.
+
+BatchNorm momentum 0.001 is FixMatch's (an EMA decay of 0.999): running statistics stay near their
+initial (0, 1) for hundreds of steps. SemiFL's code keeps none during training and recomputes them
+(static BN); the FedAnchor experiments do so for every method (`RunConfig.static_batchnorm`,
+algorithms/static_batchnorm.py), so there this momentum reaches no evaluated model.
 """
 from __future__ import annotations
 
