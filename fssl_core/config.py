@@ -131,8 +131,10 @@ class RunConfig:
     byol_hidden: int = 512           # FedCon: hidden width of the BYOL predictor MLP
     pretrain_epochs: int = 0         # server epochs on its labeled set before round 1 (FedAnchor: 5, Appendix C)
     pretrain_lr: float = 0.05        # their learning rate (Appendix C)
-    static_batchnorm: bool = False   # SemiFL's sBN: after server training, BatchNorm statistics recomputed on
-                                     # the server's labeled set (Context.batchnorm_statistics)
+    static_batchnorm: bool = False   # SemiFL's sBN: the global model's BatchNorm statistics recomputed on the server's
+                                     # labeled set after pre-training and after each round's server training, before
+                                     # evaluation and download (algorithms/static_batchnorm.py); FedAnchor's
+                                     # experiments give it to every method
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
     trainer: str = AUTO              # 'sequential' (the reference), 'cohort' (a round's clients stacked, cohort.py)
