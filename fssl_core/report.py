@@ -214,15 +214,34 @@ def is_claim(frame: pd.DataFrame) -> pd.Series:
     return frame.table.str.endswith("_claims")
 
 
+# A parity claim ("comparable", "basically the same") holds while the two sides are this many points
+# apart or closer, beyond the seeds' noise; the papers give no number, one point is ours.
+PARITY_POINTS = 1.0
+PARITY_METRICS = ("best_accuracy_gap",)       # metrics that state parity besides those named *_parity
+
+
 def claim_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each claim row (tables named *_claims: ours − baseline, or a saving) with a verdict: the claim
-    holds where ours reaches the paper's value (where the paper states one), else where ours is
-    positive; one seed can only say so for that seed."""
+    """Each claim row (tables named *_claims: ours − baseline, or a saving) with a verdict.
+
+    The margin is ours minus the target (the paper's value where it states one, else 0); the noise
+    is twice `reproduced_std`, the seeds' standard error of the claim's difference (NaN with one
+    seed a side). An ordering claim holds where margin > noise, is refuted where margin < −noise,
+    and is "within noise" between. A parity claim (metric *_parity or in PARITY_METRICS) holds where
+    |margin| ≤ PARITY_POINTS + noise and is refuted otherwise. With one seed there is no noise
+    estimate, and the verdict says so ("holds, 1 seed")."""
     claims = best_protocol(frame[is_claim(frame)])
     target = claims.paper_value.fillna(0.0)
-    holds = claims.reproduced_value >= target
-    verdict = np.where(claims.reproduced_value.isna(), "not measured", np.where(holds, "holds", "refuted"))
-    return claims.assign(target=target, verdict=verdict)
+    margin = claims.reproduced_value - target
+    noise = 2.0 * claims.reproduced_std
+    parity = claims.metric.str.endswith("_parity") | claims.metric.isin(PARITY_METRICS)
+    known = noise.notna()
+    band = noise.fillna(0.0)
+    ordered = np.where(margin > band, "holds", np.where(margin < -band, "refuted", "within noise"))
+    paired = np.where(margin.abs() <= PARITY_POINTS + band, "holds", "refuted")
+    verdict = pd.Series(np.where(parity, paired, ordered), index=claims.index)
+    verdict = verdict.where(known | (verdict == "within noise"), verdict + ", 1 seed")
+    verdict = verdict.where(claims.reproduced_value.notna(), "not measured")
+    return claims.assign(target=target, verdict=verdict.values)
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:
@@ -233,7 +252,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for paper in sorted(frame.paper.unique()):
         mine, done = cells[cells.paper == paper], measured[measured.paper == paper]
-        verdicts = claim_verdicts(frame[frame.paper == paper]).verdict
+        verdicts = claim_verdicts(frame[frame.paper == paper]).verdict.str.split(",").str[0]
         rows.append({"paper": paper, "cells": len(mine),
                      "at paper protocol": int((done.profile == "paper").sum()),
                      "reduced only": int((done.profile != "paper").sum()),

@@ -121,6 +121,22 @@ comparison_table(results)
 # %%
 fedsiam.rankings(results)
 
+# %% [markdown]
+# ### The claims, with verdicts
+# Per column: FedSiam-D's accuracy minus the best baseline's (FedAvg, FedAvg+, FedSem, FedFixMatch,
+# FedMatch), the upload ranking Π < D < MT in MB, and FedSiam-D's parity with FedSiam-MT ("comparable
+# performance": within 1 point). `reproduced_std` is the seeds' standard error of each difference;
+# a claim holds beyond twice it, is refuted below minus twice it, and is *within noise* between
+# (`report.claim_verdicts`). With one seed there is no noise estimate and the verdict says so.
+# The headline cell's paper-protocol rows, where run, take the place of the reduced ones.
+
+# %%
+from fssl_core.report import claim_verdicts
+
+claims = fedsiam.table5_claims(results)
+claim_verdicts(claims)[["setting", "labeled", "dataset", "method", "metric", "reproduced_value", "reproduced_std",
+                        "n_runs", "profile", "verdict"]]
+
 # %%
 upload = results[results.metric == "upload_mb"].pivot_table(index=["setting", "labeled", "dataset"],
                                                             columns="method", values="reproduced_value")
@@ -170,7 +186,8 @@ save_figure(fig, "fedsiam_table5", run_profile.name)
 # %%
 check_results = reproduce_cells(check_cells, paper_protocol_profile, device)
 paper_protocol = pd.concat([headline_results, check_results], ignore_index=True)
-save_notebook_results(pd.concat([results, paper_protocol], ignore_index=True), "fedsiam_table5", run_profile)
+claims = pd.concat([claims, fedsiam.table5_claims(headline_results)], ignore_index=True)
+save_notebook_results(pd.concat([results, paper_protocol, claims], ignore_index=True), "fedsiam_table5", run_profile)
 comparison_table(check_results)
 
 # %% [markdown]

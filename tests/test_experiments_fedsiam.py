@@ -271,3 +271,31 @@ def test_an_epoch_feeds_every_sample_with_the_pooled_labeled_share():
     # FedAvg walks its labeled set r times an epoch
     fedavg = fedsiam.paper_config("mnist", "iid", 0.10, "fedavg", "cpu")
     assert Algorithm.plan(type("A", (), {"cfg": fedavg})(), view(60, 540), 1).epochs == 5 * 3
+
+
+def test_table5_claims_compare_fedsiam_d_with_the_best_baseline_and_rank_the_uploads():
+    import math
+
+    import pandas as pd
+
+    from fssl_core.report import COLUMNS, claim_verdicts
+    # (method, metric, mean, std over 3 seeds)
+    cells = [("fedavg", "accuracy", 95.0, 0.3), ("fedfixmatch", "accuracy", 97.0, 0.4),
+             ("fedsiam_pi", "accuracy", 96.0, 0.2), ("fedsiam_mt", "accuracy", 97.5, 0.2),
+             ("fedsiam_d", "accuracy", 97.3, 0.3),
+             ("fedsiam_pi", "upload_mb", 4.0, 0.0), ("fedsiam_d", "upload_mb", 6.0, 0.0),
+             ("fedsiam_mt", "upload_mb", 8.0, 0.0)]
+    frame = pd.DataFrame([{"paper": "fedsiam", "table": "table5", "setting": "iid", "labeled": "0.10", "dataset": "mnist",
+                           "method": m, "metric": metric, "paper_value": math.nan, "reproduced_value": v,
+                           "reproduced_std": s, "n_runs": 3, "profile": "paper", "device": "cpu", "seconds": 1.0,
+                           "status": "ok"} for m, metric, v, s in cells], columns=COLUMNS)
+    claims = fedsiam.table5_claims(frame).set_index("metric")
+    # D − best baseline (FedFixMatch): 0.3 ± sqrt(0.09/3 + 0.16/3)
+    assert claims.loc["fedsiam_d_minus_best_baseline", "reproduced_value"] == pytest.approx(0.3)
+    assert claims.loc["fedsiam_d_minus_best_baseline", "reproduced_std"] == pytest.approx(math.sqrt(0.25 / 3), abs=1e-3)
+    assert claims.loc["upload_d_minus_pi", "reproduced_value"] == 2.0
+    assert claims.loc["upload_mt_minus_d", "reproduced_value"] == 2.0
+    assert claims.loc["fedsiam_d_mt_accuracy_parity", "reproduced_value"] == pytest.approx(-0.2)
+    verdicts = dict(zip(claim_verdicts(fedsiam.table5_claims(frame)).metric, claim_verdicts(fedsiam.table5_claims(frame)).verdict))
+    assert verdicts == {"fedsiam_d_minus_best_baseline": "within noise", "upload_d_minus_pi": "holds",
+                        "upload_mt_minus_d": "holds", "fedsiam_d_mt_accuracy_parity": "holds"}

@@ -52,7 +52,24 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
     (row,) = summary(frame).to_dict("records")
     assert row == {"paper": "fedsiam", "cells": 2, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
                    "needs data": 0, "claims holding": "1 of 2"}          # a: 94.0 at paper (1.0 off); b: 1.6 off
-    assert claim_verdicts(frame).verdict.tolist() == ["holds", "refuted"]   # 2.0 > 0; 0.4 short of the paper's 0.5
+    # 2.0 > 0; 0.4 short of the paper's 0.5; one seed, so no noise estimate
+    assert claim_verdicts(frame).verdict.tolist() == ["holds, 1 seed", "refuted, 1 seed"]
+
+
+@pytest.mark.parametrize("metric,value,se,verdict", [
+    ("gap", 1.0, 0.4, "holds"),               # 1.0 > 2·0.4
+    ("gap", 0.5, 0.4, "within noise"),        # |0.5| ≤ 0.8
+    ("gap", -1.0, 0.4, "refuted"),            # −1.0 < −0.8
+    ("gap", -0.5, float("nan"), "refuted, 1 seed"),
+    ("d_mt_parity", -1.5, 0.3, "holds"),      # |−1.5| ≤ 1 point + 2·0.3
+    ("d_mt_parity", -1.7, 0.3, "refuted"),
+    ("best_accuracy_gap", 0.9, float("nan"), "holds, 1 seed"),   # FedMix's "basically the same"
+])
+def test_a_claims_verdict_weighs_its_margin_against_the_seeds_noise(metric, value, se, verdict):
+    from fssl_core.report import claim_verdicts
+    frame = pd.DataFrame([_row(table="t_claims", method="a vs b", metric=metric, paper_value=0.0, reproduced_value=value,
+                               reproduced_std=se, n_runs=3 if se == se else 1)], columns=COLUMNS)
+    assert claim_verdicts(frame).verdict.tolist() == [verdict]
 
 
 def test_smoke_and_headline_reports_show_no_smoke_number_and_leave_the_readme(tmp_path, monkeypatch):

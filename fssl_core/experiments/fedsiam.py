@@ -237,6 +237,60 @@ def rankings(results: pd.DataFrame, method: str = "fedsiam_d") -> pd.DataFrame:
     return table
 
 
+BASELINES = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch")
+
+
+def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> tuple[float, float, int]:
+    """(mean, std over seeds, seeds) of one cell of a table column; NaN where not measured."""
+    hit = column[(column.method == method) & (column.metric == metric)].dropna(subset=["reproduced_value"])
+    if hit.empty:
+        return math.nan, math.nan, 0
+    row = hit.iloc[0]
+    return float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs)
+
+
+def _difference(a: tuple[float, float, int], b: tuple[float, float, int]) -> tuple[float, float]:
+    """a − b and its standard error over seeds, sqrt(s_a²/n_a + s_b²/n_b) (NaN with one seed a side)."""
+    (ma, sa, na), (mb, sb, nb) = a, b
+    se = math.sqrt(sa ** 2 / na + sb ** 2 / nb) if min(na, nb) >= 2 else math.nan
+    return ma - mb, se
+
+
+def table5_claims(results: pd.DataFrame) -> pd.DataFrame:
+    """FedSiam's claims per Table 5 column (setting, γ, dataset), as report rows (table
+    `table5_claims`; report.claim_verdicts gives each a verdict from its value and the seeds' standard
+    error in `reproduced_std`):
+    - fedsiam_d_minus_best_baseline: FedSiam-D's accuracy minus the best of FedAvg, FedAvg+, FedSem,
+      FedFixMatch and FedMatch (the abstract: FedSiam outperforms the baselines); holds above 0.
+    - upload_d_minus_pi, upload_mt_minus_d: MB uploaded ("FedSiam-Π < FedSiam-D < FedSiam-MT", §4.2);
+      hold above 0.
+    - fedsiam_d_mt_accuracy_parity: FedSiam-D − FedSiam-MT accuracy ("comparable performance", §4.3);
+      holds within report.PARITY_POINTS."""
+    from ..report import COLUMNS
+    rows = []
+    accuracy = results[results.metric == "accuracy"]
+    for (setting, labeled, dataset), column in results.groupby(["setting", "labeled", "dataset"], sort=False):
+        if accuracy[(accuracy.setting == setting) & (accuracy.labeled == labeled) & (accuracy.dataset == dataset)].empty:
+            continue
+        best = max((_cell_stats(column, m, "accuracy") for m in BASELINES),
+                   key=lambda s: -math.inf if math.isnan(s[0]) else s[0])
+        d, mt, pi = (_cell_stats(column, m, "accuracy") for m in ("fedsiam_d", "fedsiam_mt", "fedsiam_pi"))
+        up_d, up_mt, up_pi = (_cell_stats(column, m, "upload_mb") for m in ("fedsiam_d", "fedsiam_mt", "fedsiam_pi"))
+        claims = [("fedsiam_d vs best baseline", "fedsiam_d_minus_best_baseline", _difference(d, best)),
+                  ("fedsiam_d vs fedsiam_pi", "upload_d_minus_pi", _difference(up_d, up_pi)),
+                  ("fedsiam_mt vs fedsiam_d", "upload_mt_minus_d", _difference(up_mt, up_d)),
+                  ("fedsiam_d vs fedsiam_mt", "fedsiam_d_mt_accuracy_parity", _difference(d, mt))]
+        first = column.iloc[0]
+        seeds = min((s[2] for s in (d, best, mt, pi)), default=0)
+        for method, metric, (value, se) in claims:
+            rows.append({"paper": PAPER, "table": "table5_claims", "setting": setting, "labeled": labeled,
+                         "dataset": dataset, "method": method, "metric": metric, "paper_value": 0.0,
+                         "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
+                         "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan, "n_runs": seeds,
+                         "profile": first.profile, "device": first.device, "seconds": 0.0, "status": first.status})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
 def fedsiam_settings(dataset: str, setting: str) -> dict:
     """Table 4 and §4.4's choices: the linear τ curve with φ_g = 3 for MNIST and SVHN, the rectangle
     curve with φ_g = 10, ϕ_g = 40 for CIFAR-10; MSE consistency, except KL for CIFAR-10 non-IID."""
