@@ -16,7 +16,7 @@
 # %% [markdown]
 # # FedMix, Figure 4 and the journal's Table 1 — every method, IID and non-IID
 #
-# EN Fig. 4 ("FedMix is better than baseline under each different aggregation method"; non-IID 47.5%, about 3 points above FedMatch, line 205) and the journal's Fig. 4 and Table 1 (SL 19.3%, line 239; FedMix-FedLoss about 3 points above FedMatch in maximum accuracy, IID and non-IID, line 243): SL, FedMatch, FedMix (equal weights), FedMix-FedAvg, -FedFreq and -FedLoss. The EN paper's "non-IID" is read as Dir(0.1), the journal's setting for every non-IID run. Table 1's other cells did not survive the text extraction; its SL row is here.
+# EN Fig. 4 ("FedMix is better than baseline under each different aggregation method"; non-IID 47.5%, about 3 points above FedMatch, line 205) and the journal's Fig. 4 and Table 1 (SL 19.3%, line 239; FedMix-FedLoss about 3 points above FedMatch in maximum accuracy, IID and non-IID, line 243): SL, FedMatch, FedMix (equal weights), FedMix-FedAvg, -FedFreq and -FedLoss. The EN paper's "non-IID" is read as Dir(0.1), the journal's setting for every non-IID run. The EN rows are runs of the conference's own FedMix: FedFreq with the one-hot argmax pseudo-label of its Eq. 8 (EN line 126), where the journal sharpens. Table 1's other cells did not survive the text extraction; its SL row is here.
 #
 # Protocol (EN line 197-201, ZH line 231-235): CIFAR-10 pooled and resplit 56,000 / 2,000, 1,000
 # labels at the server, K = 100 clients, 5 a round, ResNet-9, SGD lr 1e-3, 150 rounds, one epoch of

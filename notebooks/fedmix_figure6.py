@@ -16,7 +16,7 @@
 # %% [markdown]
 # # FedMix, Figure 6 (a, b) — non-IID level μ and the number of labels N_s
 #
-# EN Fig. 6(a) / journal Fig. 6: FedMix-FedLoss at Dirichlet μ ∈ {0.1, 1, 10, 100}; the claim: best accuracies within 1 point (EN line 219). EN Fig. 6(b) / journal Fig. 7: N_s = 700, 800 and 1,000 labels beside FedMatch with 1,000; the claim: 47% at 800, 2 points above FedMatch, and a large drop at 700 (EN line 221, ZH line 258). Fig. 7's partition is not stated; we run Dir(0.1).
+# EN Fig. 6(a) / journal Fig. 6: FedMix-FedLoss at Dirichlet μ ∈ {0.1, 1, 10, 100}; the claim: best accuracies within 1 point (EN line 219). EN Fig. 6(b) / journal Fig. 7: N_s = 700, 800 and 1,000 labels beside FedMatch with 1,000; the claim: 47% at 800, 2 points above FedMatch, and a large drop at 700 (EN line 221, ZH line 258). Fig. 7's partition is not stated; we run Dir(0.1). The EN rows are runs of the conference's own FedMix, FedFreq aggregation with the one-hot argmax pseudo-label of its Eq. 8 (EN line 126), not the journal's FedLoss runs with sharpening (`experiments/fedmix.py`, `en_cells`).
 #
 # Protocol (EN line 197-201, ZH line 231-235): CIFAR-10 pooled and resplit 56,000 / 2,000, 1,000
 # labels at the server, K = 100 clients, 5 a round, ResNet-9, SGD lr 1e-3, 150 rounds, one epoch of
