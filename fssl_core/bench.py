@@ -50,8 +50,8 @@ CASES = {
 }
 # the default: the MNIST CNN's two cases, FedAvg (cheap) and FedSiam-D (the siamese work), one timed round each
 QUICK_CASES, QUICK_ROUNDS, ROUNDS = ("mnist_fedavg", "mnist_fedsiam_d"), 1, 3
-PROTOCOL = dict(partition="iid", labeled_ratio=0.1, clients=100, clients_per_round=10, local_epochs=5, batch_size=10,
-                lr=0.01, momentum=0.9, weight_decay=1e-4, seed=1234)
+PROTOCOL = dict(partition="iid", labeled_ratio=0.1, labeled_repeats=3, clients=100, clients_per_round=10, local_epochs=5,
+                batch_size=10, lr=0.01, momentum=0.9, weight_decay=1e-4, seed=1234)      # FedSiam Table 5, γ = 0.10
 
 
 def _sync(device: torch.device) -> None:

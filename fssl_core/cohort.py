@@ -34,7 +34,7 @@ from torch import Tensor
 from torch.func import vmap
 
 from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
-from .data.augment import apply_weak, draw_weak
+from .data.augment import apply_strong, apply_weak, concat_draws, draw_strong, draw_weak
 from .models.dropout import cohort_stream
 from .models.grouped import grouped
 from .training import SGD, AfterStepFn, LossFn, Nets, Step, accumulate, parameter_names, step_means
@@ -60,31 +60,34 @@ class _CohortPart:
     def _picked(self, name: str) -> Tensor:
         return self._stacked[name].index_select(0, self._ids.unsqueeze(0)).squeeze(0)
 
-    def _batched(self, name: str, weak: bool) -> Tensor:
-        """A plain or weak view made in one call for the whole group: for a weak view each client's
-        random choices are drawn from its own generator (as `BatchPart.weak` would, in the same
+    def _batched(self, name: str, kind: str) -> Tensor:
+        """A plain, weak or strong view made in one call for the whole group: each client's random
+        choices are drawn from its own generator (as `BatchPart.weak` / `.strong` would, in the same
         order), then applied to all the group's images at once."""
         if name not in self._stacked:
             images = self._parts[0].images
             x = images.x[torch.cat([p.idx for p in self._parts])]
-            if weak:
+            if kind == "weak":
                 draws = [draw_weak(len(p), x.shape[1], p.generator, images.augment) for p in self._parts]
-                x = apply_weak(x, {k: torch.cat([d[k] for d in draws]) for k in draws[0]}, images.augment)
+                x = apply_weak(x, concat_draws(draws), images.augment)
+            elif kind == "strong":
+                draws = [draw_strong(len(p), x.shape[2:], p.generator, images.augment) for p in self._parts]
+                x = apply_strong(x, concat_draws(draws), images.augment)
             x = images.normalize(x)
             self._stacked[name] = x.view(len(self._parts), -1, *x.shape[1:])
         return self._picked(name)
 
     def plain(self) -> Tensor:
-        return self._batched("plain", weak=False)
+        return self._batched("plain", "plain")
 
     def weak(self) -> Tensor:
-        return self._batched("weak", weak=True)
+        return self._batched("weak", "weak")
 
     def weak2(self) -> Tensor:
-        return self._batched("weak2", weak=True)
+        return self._batched("weak2", "weak")
 
     def strong(self) -> Tensor:
-        return self._pick("strong", lambda p: p.strong())
+        return self._batched("strong", "strong")
 
     def transformed(self, name: str, transform) -> Tensor:
         return self._pick(f"t:{name}", lambda p: p.transformed(name, transform))

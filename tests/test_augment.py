@@ -215,3 +215,14 @@ def test_cuda_seeded(fn):
     assert a.device == x.device
     assert torch.equal(a, b)
     assert not torch.equal(a, fn(x, gen(6, 'cuda'), SPEC))
+
+
+def test_strong_views_drawn_per_batch_and_applied_together_equal_each_batchs_own():
+    # the cohort trainer draws each client's choices from its generator, then augments all at once
+    from fssl_core.data.augment import apply_strong, concat_draws, draw_strong
+    torch.manual_seed(0)
+    batches = [torch.rand(n, 1, 28, 28) for n in (7, 7, 3)]
+    own = [strong_augment(x, gen(10 + i), SPEC) for i, x in enumerate(batches)]
+    draws = [draw_strong(len(x), x.shape[2:], gen(10 + i), SPEC) for i, x in enumerate(batches)]
+    together = apply_strong(torch.cat(batches), concat_draws(draws), SPEC)
+    assert torch.equal(together, torch.cat(own))

@@ -372,23 +372,31 @@ def _apply_ops(y: Tensor, op: Tensor, level: Tensor, whole_batch: bool | None = 
     return out
 
 
-def _cutout(y: Tensor, generator: torch.Generator, cutout: float) -> Tensor:
+def _cutout(y: Tensor, draws: dict[str, Tensor]) -> Tensor:
     """Fill a per-sample square of side in [int(cutout * S / 2), int(cutout * S)] (S = min(H, W))
     centred at a uniform random pixel with gray, clipped at the image's edges (FixMatch's
-    CutoutAbs, whose side is 0.5 * 32 = 16 on CIFAR)."""
+    CutoutAbs, whose side is 0.5 * 32 = 16 on CIFAR). The side and centre are `draw_strong`'s."""
     n, c, h, w = y.shape
-    size = min(h, w)
-    hi, lo = int(cutout * size), int(cutout * size * 0.5)
-    if hi == 0:
+    if "side" not in draws:
         return y
-    side = torch.randint(lo, hi + 1, (n, 1), generator=generator, device=y.device)
-    top = torch.randint(0, h, (n, 1), generator=generator, device=y.device) - side // 2
-    left = torch.randint(0, w, (n, 1), generator=generator, device=y.device) - side // 2
+    side = draws["side"]
+    top, left = draws["top"] - side // 2, draws["left"] - side // 2
     rows = torch.arange(h, device=y.device)
     cols = torch.arange(w, device=y.device)
     in_rows = (rows >= top) & (rows < top + side)
     in_cols = (cols >= left) & (cols < left + side)
     return y.masked_fill((in_rows[:, :, None] & in_cols[:, None, :])[:, None], GRAY_FILL)
+
+
+def _check_strong(num_ops, magnitude, cutout) -> None:
+    if isinstance(num_ops, bool) or not isinstance(num_ops, Integral) or num_ops < 0:
+        raise ValueError(f'strong_augment: num_ops={num_ops!r}: must be an int >= 0')
+    if isinstance(magnitude, bool) or not isinstance(magnitude, Integral):
+        raise ValueError(f'strong_augment: magnitude={magnitude!r}: must be an int')
+    if not 0 <= magnitude <= 30:
+        raise ValueError(f'strong_augment: magnitude={magnitude!r}: must be within [0, 30]')
+    if isinstance(cutout, bool) or not isinstance(cutout, Real) or not 0 <= cutout <= 1:
+        raise ValueError(f'strong_augment: cutout={cutout!r}: must be within [0, 1]')
 
 
 def strong_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec, num_ops: int = 2,
@@ -406,31 +414,55 @@ def strong_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec, num
        Color (saturation) is the identity for 1-channel images.
     3. Cutout (see `_cutout`) with gray 0.5, if `cutout` > 0.
     """
-    if isinstance(num_ops, bool) or not isinstance(num_ops, Integral) or num_ops < 0:
-        raise ValueError(f'strong_augment: num_ops={num_ops!r}: must be an int >= 0')
-    if isinstance(magnitude, bool) or not isinstance(magnitude, Integral):
-        raise ValueError(f'strong_augment: magnitude={magnitude!r}: must be an int')
-    if not 0 <= magnitude <= 30:
-        raise ValueError(f'strong_augment: magnitude={magnitude!r}: must be within [0, 30]')
-    if isinstance(cutout, bool) or not isinstance(cutout, Real) or not 0 <= cutout <= 1:
-        raise ValueError(f'strong_augment: cutout={cutout!r}: must be within [0, 1]')
-    y = random_crop_flip(x, generator, spec)
-    n = y.shape[0]
+    _check_strong(num_ops, magnitude, cutout)
+    _check_inputs('strong_augment', x, generator, spec)
+    draws = draw_strong(len(x), x.shape[2:], generator, spec, num_ops, magnitude, cutout)
+    return apply_strong(x, draws, spec, num_ops)
+
+
+def draw_strong(n: int, size: tuple[int, int], generator: torch.Generator, spec: AugmentSpec, num_ops: int = 2,
+                magnitude: int = 10, cutout: float = 0.5) -> dict[str, Tensor]:
+    """The random choices of `strong_augment` for n samples of `size` (H, W), in the order it makes
+    them; none depends on the pixels, so they can all be drawn before any is applied."""
+    _check_strong(num_ops, magnitude, cutout)
+    draws = draw_crop_flip(n, generator, spec)
     if n == 0:
-        return y
+        return draws
+    device = generator.device
     if num_ops:
         shape = (num_ops, n)
-        ops = torch.randint(0, len(STRONG_OPS), shape, generator=generator, device=y.device)
-        applied = _rand(shape, generator, y) < 0.5
-        ops = torch.where(applied, ops, _OP['identity'])
+        ops = torch.randint(0, len(STRONG_OPS), shape, generator=generator, device=device)
+        applied = torch.rand(shape, generator=generator, device=device) < 0.5
+        draws["ops"] = torch.where(applied, ops, _OP['identity'])
         if magnitude:
-            mags = torch.randint(1, magnitude + 1, shape, generator=generator, device=y.device)
+            mags = torch.randint(1, magnitude + 1, shape, generator=generator, device=device)
         else:
-            mags = torch.zeros(shape, dtype=torch.long, device=y.device)
-        signs = torch.where(_rand(shape, generator, y) < 0.5, -1.0, 1.0)
-        levels = signs * mags / 10
+            mags = torch.zeros(shape, dtype=torch.long, device=device)
+        signs = torch.where(torch.rand(shape, generator=generator, device=device) < 0.5, -1.0, 1.0)
+        draws["levels"] = signs * mags / 10
+    h, w = size
+    hi, lo = int(cutout * min(h, w)), int(cutout * min(h, w) * 0.5)
+    if cutout > 0 and hi > 0:
+        draws["side"] = torch.randint(lo, hi + 1, (n, 1), generator=generator, device=device)
+        draws["top"] = torch.randint(0, h, (n, 1), generator=generator, device=device)
+        draws["left"] = torch.randint(0, w, (n, 1), generator=generator, device=device)
+    return draws
+
+
+def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops: int = 2) -> Tensor:
+    """`strong_augment` with its random choices given (`draw_strong`, concatenated over any number of
+    batches along the sample dimension — `ops` and `levels` along their second: one call then
+    augments a whole cohort's batches)."""
+    y = apply_crop_flip(x, draws, spec)
+    if y.shape[0] == 0:
+        return y
+    if "ops" in draws:
         for k in range(num_ops):
-            y = _apply_ops(y, ops[k], levels[k])
-    if cutout > 0:
-        y = _cutout(y, generator, cutout)
+            y = _apply_ops(y, draws["ops"][k], draws["levels"][k])
+    y = _cutout(y, draws)
     return y.clamp(0, 1)
+
+
+def concat_draws(draws: list[dict[str, Tensor]]) -> dict[str, Tensor]:
+    """Several batches' draws as one batch's: along the samples (`ops`, `levels`: their second dim)."""
+    return {k: torch.cat([d[k] for d in draws], dim=1 if k in ("ops", "levels") else 0) for k in draws[0]}
