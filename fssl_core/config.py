@@ -118,6 +118,9 @@ class RunConfig:
     fedmix_views: int = 5            # A: augmented views averaged into the pseudo-label
     fedmix_lambda_1: float = 1.0     # λ_1: weight of the pseudo-label cross-entropy (Eq. 7; no value in the papers)
     fedmix_lambda_2: float = 1.0     # λ_2: weight of the shift-vs-flip consistency (Eq. 7; no value in the papers)
+    fedmix_client_start: str = "omega"   # ψ_t^k ← ω_t (Algorithm 1 line 13 of both papers) or 'sigma': ← σ_{t+1},
+                                         # the server's new supervised model (a sensitivity row, not the papers')
+    fedmix_warmup_rounds: int = 0    # rounds in which ω_{t+1} = σ_{t+1} before Eq. 9 applies (neither paper has one)
     # --- SemiFL and FedAnchor (fedanchor.txt Appendices B-C) ------------------------------------
     projection_dim: int = 0          # FedAnchor's anchor head: a linear projection of the features to this many
                                      # dimensions (128, §5.1); 0: no anchor head
@@ -321,6 +324,8 @@ _RULES: dict[str, Any] = {
     "fedmix_views": "[1, 100]",
     "fedmix_lambda_1": "[0, inf)",
     "fedmix_lambda_2": "[0, inf)",
+    "fedmix_client_start": lambda: ("omega", "sigma"),
+    "fedmix_warmup_rounds": f"[0, {_COUNT}]",
     "projection_dim": "[0, 65536]",
     "contrastive_temperature": "[1e-6, inf)",
     "contrastive_batch_size": f"[2, {_COUNT}]",

@@ -107,10 +107,10 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # λ_2, T and τ change nothing while no sample passes τ; `SL lr=3e-4 (beta*lr)` follows FedMix's curve;
 # a larger learning rate lets pseudo-labels pass but leaves FedMix below SL at the same rate.
 #
-# Readings no RunConfig field expresses were tried in-process with a patched FedMix (not rows here):
-# τ tested on the sharpened ŷ instead of ȳ changed nothing; clients starting from the new σ_{t+1}
-# (against Algorithm 1 line 13 of both papers) and a 10-round SL warm-up before Eq. 9 each lifted
-# FedMix, and each left it below SL at round 20.
+# Two rows depart from both papers on purpose: clients starting from the new σ_{t+1} (against
+# Algorithm 1 line 13) and a 10-round SL warm-up before Eq. 9 (`fedmix_client_start`,
+# `fedmix_warmup_rounds`). τ tested on the sharpened ŷ instead of ȳ was tried in-process and changed
+# nothing (no field expresses it).
 #
 # **Reading kept, and the verdict.** None of the readings lifts FedMix to SL: under Eq. 9 FedMix
 # gets only β of the supervised step each round, and its clients' L_u must make up the rest, which

@@ -55,6 +55,23 @@ def test_fedmix_aggregate_mixes_the_weighted_client_mean_with_sigma_and_the_old_
     assert all(torch.allclose(v, torch.full_like(v, 3.35)) for v in state["model"].values())
 
 
+def test_the_sensitivity_readings_start_clients_from_sigma_and_warm_up_on_sl():
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    zero = {k: torch.zeros_like(v) for k, v in model.state_dict().items()}
+    const = lambda c: {k: torch.full_like(v, c) for k, v in zero.items()}
+    state = {"model": const(10.0), "sigma": const(2.0)}
+    uploads = [Upload(0, {"model": const(1.0)}, 0, 50, {"loss": 0.5})]
+
+    def algo(**changes):
+        return FedMix(RunConfig(algorithm="fedmix", partition="server_iid", **changes), Context(model, 10, torch.device("cpu")))
+    assert algo().download(state, 1, 0)["model"] is state["model"]                       # ω_t, the papers'
+    assert algo(fedmix_client_start="sigma").download(state, 1, 0)["model"] is state["sigma"]
+    warm = algo(fedmix_warmup_rounds=2)
+    assert all(torch.equal(v, torch.full_like(v, 2.0)) for v in warm.aggregate(state, uploads, 2)["model"].values())
+    after = warm.aggregate(state, uploads, 3)["model"]          # Eq. 9 from round 3: 0.5·1 + 0.3·2 + 0.2·10
+    assert all(torch.allclose(v, torch.full_like(v, 3.1)) for v in after.values())
+
+
 def test_sharpen_on_a_hand_case():
     out = sharpen(torch.tensor([[0.85, 0.10, 0.05]]), 0.5)
     assert torch.allclose(out, torch.tensor([[0.7225, 0.01, 0.0025]]) / 0.735)

@@ -106,9 +106,15 @@ class FedMix(Algorithm):
         logits = self.ctx.apply(nets["model"], batch.labeled.plain())
         return F.cross_entropy(logits, batch.labeled.y), {}
 
+    def download(self, state: State, round: int, client: int) -> Payload:
+        """ω_t (Algorithm 1 line 13); `fedmix_client_start='sigma'`: σ_{t+1} instead (a sensitivity row)."""
+        return {"model": state["sigma"] if self.cfg.fedmix_client_start == "sigma" else state["model"]}
+
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
-        psi = weighted_mean([u.payload["model"] for u in uploads], self.client_weights(uploads))
         cfg = self.cfg
+        if round <= cfg.fedmix_warmup_rounds:     # a warm-up (sensitivity row): ω_{t+1} = σ_{t+1}
+            return {"model": clone(state["sigma"])}
+        psi = weighted_mean([u.payload["model"] for u in uploads], self.client_weights(uploads))
         omega = mix_models(psi, state["sigma"], state["model"], cfg.mix_alpha, cfg.mix_beta, cfg.mix_gamma)
         return {"model": omega}
 

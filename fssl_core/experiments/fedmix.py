@@ -121,9 +121,8 @@ def streaming_claims(results: pd.DataFrame, method: str = "fedmix_fedloss", base
 
 # Issue 19 item 6: what FedMix's streaming result rests on where the papers are silent. Each row
 # changes one reading of FedMix-FedLoss, or of a baseline beside it, on the streaming setting at
-# quick's protocol shortened to SENSITIVITY_ROUNDS rounds (smoke shortens it further). Readings that
-# no RunConfig field expresses (a warm-up, clients starting from σ_{t+1}) are measured in the
-# notebook's text, not here. Values: accuracy at the last round and the best.
+# quick's protocol shortened to SENSITIVITY_ROUNDS rounds (smoke shortens it further). Values:
+# accuracy at the last round and the best.
 SENSITIVITY_ROUNDS = 20
 SENSITIVITY = {
     "fedmix_fedloss": ("fedmix_fedloss", {}),
@@ -134,6 +133,8 @@ SENSITIVITY = {
     "weights 1/3": ("fedmix_fedloss", EQUAL_WEIGHTS),
     "momentum=0": ("fedmix_fedloss", {"momentum": 0.0}),
     "lr=1e-2": ("fedmix_fedloss", {"lr": 1e-2}),
+    "clients start from sigma": ("fedmix_fedloss", {"fedmix_client_start": "sigma"}),
+    "SL warm-up 10 rounds": ("fedmix_fedloss", {"fedmix_warmup_rounds": 10}),
     "SL": ("supervised_server", {}),
     "SL lr=3e-4 (beta*lr)": ("supervised_server", {"lr": 3e-4}),
     "SL momentum=0": ("supervised_server", {"momentum": 0.0}),
