@@ -117,7 +117,8 @@ def _round_mean(result: RunResult, key: str, last: int | None = None) -> float |
 def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
                     store: RunStore | None = None, progress: bool = True) -> pd.DataFrame:
     """Run every cell's configs (cached runs are read back) and tabulate paper vs reproduced,
-    reading each cell's metric through METRICS.
+    reading each cell's metric through METRICS: the mean over seeds and their sample standard
+    deviation (ddof = 1; NaN with one seed).
 
     All cells' runs go to the executor at once, so they run side by side on the available cores."""
     for cell in cells:
@@ -143,7 +144,7 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
         row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1))
         if values:
             row.update(reproduced_value=round(float(np.mean(values)), 2),
-                       reproduced_std=round(float(np.std(values)), 2) if len(values) > 1 else math.nan)
+                       reproduced_std=round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else math.nan)
         statuses = {r.status for r in results}      # a row's worst run names it
         status = (DIVERGED if DIVERGED in statuses else AT_CHANCE if AT_CHANCE in statuses else
                   profile.status if len(values) >= cell.paper_runs else REDUCED)
