@@ -52,6 +52,7 @@ from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
 cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds)
+sensitivity = fedmix.sensitivity_cells(run_profile, device, seeds=seeds)     # headline: none
 
 # %%
 import pandas as pd
@@ -122,7 +123,6 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # exactly what decides FedMix; the paper-protocol run needs a GPU, so the claims stay untested there.
 
 # %%
-sensitivity = fedmix.sensitivity_cells(run_profile, device, seeds=seeds)     # headline: none
 sensitivity_results = reproduce_cells(sensitivity, run_profile, device) if sensitivity else results.iloc[:0]
 save_notebook_results(pd.concat([results, claims, sensitivity_results], ignore_index=True), "fedmix_streaming_fmnist",
                       run_profile)
