@@ -287,9 +287,16 @@ class _Start:
 
 def _check_config(path: Path, cfg: RunConfig) -> None:
     """config.json must hold a config with `cfg`'s identity (fields not in the identity, such as
-    checkpoint_every, may differ: they do not change what the run computes)."""
+    checkpoint_every, may differ: they do not change what the run computes).
+
+    Keys this version does not know were written by a newer one sharing the store (a long batch
+    started before a field was added): they hold their defaults, since the run id hashes every field
+    that differs from its default and this run's id is `cfg`'s, so they are set aside, not read as
+    damage."""
     try:
-        stored = RunConfig.from_dict(read_json(path))
+        raw = read_json(path)
+        known = RunConfig.__dataclass_fields__
+        stored = RunConfig.from_dict({k: v for k, v in raw.items() if k in known} if isinstance(raw, dict) else raw)
     except ConfigError as err:
         raise Damage(f"{path}: not a valid config ({err})") from None
     if stored.identity_hash != cfg.identity_hash:

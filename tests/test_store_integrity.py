@@ -378,3 +378,15 @@ def test_a_finite_blow_up_at_chance_is_not_ok_but_keeps_its_value(tmp_path, monk
     frame = reproduce_cells(cells, PROFILES["quick"], "cpu", store=store, progress=False)
     assert frame.reproduced_value.tolist() == [8.9, 90.0]
     assert frame.status.tolist() == ["at-chance", "reduced"]
+
+
+def test_a_config_written_by_a_newer_version_with_a_field_this_one_lacks_is_read_back(clean, tmp_path):
+    # a long batch started before a field was added shares the store with a newer process, which
+    # writes every field; at its default the new field leaves the run id alone, so the run is the same
+    store = _copy_of(clean, tmp_path)
+    _edit_json(store.dir(CFG) / "config.json", a_field_from_a_newer_version="its default")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedRun)
+        assert store.load(CFG) is not None
+        result = store.execute(CFG, progress=False, after_round=_must_not_train)
+    _served_is_clean(store, clean, result)
