@@ -3,7 +3,8 @@
 The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir and figures_dir
 then point into a staging folder, so a notebook that fails half-way leaves the published results
 and figures as they were. Once it completes, `publish` moves its files into place:
-- a figure replaces the old one;
+- a figure replaces the old one, except after a `--param` narrowing, which draws only its slice:
+  then the old figure stays (the console says so);
 - a results CSV replaces the old one when the notebook ran its whole scope; when `--param` narrowed
   it (a slice of a table), the new rows replace their cells' rows and the other cells' rows stay
   (keyed by the cell and the profile that measured it), so a partial rerun never drops a table's
@@ -34,7 +35,10 @@ def publish(staging: Path, narrowed: bool) -> list[str]:
     for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
         dest = project_root() / staged.relative_to(staging)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if staged.suffix == ".csv" and dest.exists():
+        if staged.suffix == ".png" and narrowed and dest.exists():
+            # a narrowed run draws only its slice: the whole table's figure stays until a whole run
+            notes.append(f"{dest.relative_to(project_root())}: kept (this run's figure shows only its --param slice)")
+        elif staged.suffix == ".csv" and dest.exists():
             new, note = merged_results(read_results(dest), read_results(staged), narrowed)
             atomic_write_text(dest, new[COLUMNS].to_csv(index=False))
             if note:

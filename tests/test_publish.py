@@ -76,3 +76,17 @@ def test_a_notebook_that_fails_half_way_publishes_nothing(tmp_path, monkeypatch)
         reproduce(profile="smoke", only="broken")
     assert (tmp_path / "results" / "smoke" / "broken.csv").read_text() == "the old results\n"
     assert not list((tmp_path / "results").glob(".staging-*"))
+
+
+def test_a_narrowed_run_keeps_the_whole_tables_figure(tmp_path, monkeypatch):
+    from fssl_core.publish import publish
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "t.png").write_bytes(b"whole table")
+    for narrowed, expected in ((True, b"whole table"), (False, b"new")):
+        staging = tmp_path / "staging"
+        (staging / "figures").mkdir(parents=True)
+        (staging / "figures" / "t.png").write_bytes(b"new")
+        notes = publish(staging, narrowed=narrowed)
+        assert (tmp_path / "figures" / "t.png").read_bytes() == expected
+        assert any("kept" in n for n in notes) == narrowed

@@ -154,3 +154,13 @@ def test_concurrent_jobs_keep_each_others_notebook_times(tmp_path, monkeypatch):
         j.join(60)
     known = json.loads((tmp_path / "results" / "notebook_seconds.json").read_text())
     assert len(known) == 1200 and all(j.exitcode == 0 for j in jobs)
+
+
+def test_a_cell_measured_twice_by_one_notebook_is_saved_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    first = _row(method="fedavg", paper_value=95.0, reproduced_value=97.0, n_runs=1, profile="paper")
+    again = _row(method="fedavg", paper_value=95.0, reproduced_value=97.0, n_runs=1, profile="paper")
+    quick = _row(method="fedavg", paper_value=95.0, reproduced_value=91.0, n_runs=1, profile="quick")
+    path = save_notebook_results(pd.DataFrame([first, again, quick], columns=COLUMNS), "nb", PROFILES["paper"])
+    saved = read_results(path)
+    assert sorted(saved.profile) == ["paper", "quick"]
