@@ -42,11 +42,14 @@ run_profile = get_profile(profile)
 cells = fedsiam.table7_cells(run_profile, device, datasets=datasets, variants=variants, seeds=seeds)
 
 # %%
+import pandas as pd
+
 from fssl_core.plots import paper_vs_reproduced, save_figure
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
-save_notebook_results(results, "fedsiam_table7", run_profile)
+claims = fedsiam.table7_claims(results)
+save_notebook_results(pd.concat([results, claims], ignore_index=True), "fedsiam_table7", run_profile)
 comparison_table(results)
 
 # %%
@@ -56,8 +59,15 @@ save_figure(fig, "fedsiam_table7", run_profile.name)
 # %% [markdown]
 # The paper's claims: the siamese pair helps (FedSiam-D above FedSiam-NoSiam), accuracy peaks at
 # α_max = 0.999, and the two τ curves are within a few tenths of a point. Differences this small
-# are within one seed's noise: read `quick` rows (one seed) as a check of direction at most.
-#
+# are within one seed's noise: read `quick` rows (one seed) as a check of direction at most. The
+# first two, with verdicts (`report.claim_verdicts`: against twice the seeds' standard error; "1 seed"
+# where there is none):
+
+# %%
+claim_verdicts(claims)[["dataset", "method", "metric", "reproduced_value", "reproduced_std", "n_runs", "profile",
+                        "verdict"]]
+
+# %% [markdown]
 # ## What α_max can change
 # α^k = min(1 − 1/(q + 1), α_max) at a client's q-th SGD step (Mean Teacher's ramp, Eqs. 3 and 9
 # index it by training step), q counting the client's own steps over its picks

@@ -304,3 +304,22 @@ def test_table5_claims_compare_fedsiam_d_with_the_best_baseline_and_rank_the_upl
     # a slice without one baseline does not state the claim on part of the evidence
     partial = fedsiam.table5_claims(frame[frame.method != "fedsem"])
     assert "fedsiam_d_minus_best_baseline" not in set(partial.metric) and len(partial) == 3
+
+
+def test_table7_claims_compare_the_siamese_pair_and_the_alpha_max_rows():
+    import math
+
+    import pandas as pd
+
+    from fssl_core.report import COLUMNS, claim_verdicts
+    rows = [("siamese=no", 98.61), ("siamese=yes", 98.51), ("alpha_max=0.9", 98.49), ("alpha_max=0.99", 98.52),
+            ("alpha_max=0.999", 98.51), ("alpha_max=0.9999", 98.50)]
+    frame = pd.DataFrame([{"paper": "fedsiam", "table": "table7", "setting": s, "labeled": "0.10", "dataset": "mnist",
+                           "method": "fedsiam_d", "metric": "accuracy", "paper_value": math.nan, "reproduced_value": v,
+                           "reproduced_std": math.nan, "n_runs": 1, "profile": "paper", "device": "cpu",
+                           "seconds": 1.0, "status": "reduced"} for s, v in rows], columns=COLUMNS)
+    claims = fedsiam.table7_claims(frame).set_index("metric")
+    assert claims.loc["siamese_d_minus_nosiam", "reproduced_value"] == pytest.approx(-0.10)
+    assert claims.loc["alpha_0999_minus_best_other", "reproduced_value"] == pytest.approx(-0.01)   # 0.99's 98.52
+    assert claim_verdicts(fedsiam.table7_claims(frame)).verdict.tolist() == ["refuted, 1 seed", "refuted, 1 seed"]
+    assert fedsiam.table7_claims(frame[frame.setting != "alpha_max=0.9"]).metric.tolist() == ["siamese_d_minus_nosiam"]
