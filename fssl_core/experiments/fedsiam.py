@@ -250,13 +250,18 @@ def rankings(results: pd.DataFrame, method: str = "fedsiam_d") -> pd.DataFrame:
 BASELINES = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch")
 
 
-def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> tuple[float, float, int]:
-    """(mean, std over seeds, seeds) of one cell of a table column; NaN where not measured."""
-    hit = column[(column.method == method) & (column.metric == metric)].dropna(subset=["reproduced_value"])
+def _row_stats(rows: pd.DataFrame) -> tuple[float, float, int]:
+    """(mean, std over seeds, seeds) of a cell's row; NaN where not measured."""
+    hit = rows.dropna(subset=["reproduced_value"])
     if hit.empty:
         return math.nan, math.nan, 0
     row = hit.iloc[0]
     return float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs)
+
+
+def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> tuple[float, float, int]:
+    """`_row_stats` of one method's `metric` in a table column."""
+    return _row_stats(column[(column.method == method) & (column.metric == metric)])
 
 
 def _difference(a: tuple[float, float, int], b: tuple[float, float, int]) -> tuple[float, float]:
@@ -317,9 +322,7 @@ def table7_claims(results: pd.DataFrame) -> pd.DataFrame:
     accuracy = results[results.metric == "accuracy"]
     for dataset, part in accuracy.groupby("dataset", sort=False):
         def stats(setting):
-            hit = part[part.setting == setting].dropna(subset=["reproduced_value"])
-            return ((float(hit.reproduced_value.iloc[0]), float(hit.reproduced_std.iloc[0]), int(hit.n_runs.iloc[0]))
-                    if len(hit) else (math.nan, math.nan, 0))
+            return _row_stats(part[part.setting == setting])
         others = [stats(f"alpha_max={a}") for a in ("0.9", "0.99", "0.9999")]
         best_other = max(others, key=lambda s: -math.inf if math.isnan(s[0]) else s[0])
         claims = [("fedsiam_d vs fedsiam_nosiam", "siamese_d_minus_nosiam",
