@@ -104,6 +104,11 @@ class RunConfig:
     # --- FedSiam's baselines (Table 3) --------------------------------------------------------
     pseudo_label_threshold: float = 0.95  # T: confidence above which a pseudo-label is kept (Fed(Fix)Match)
     unlabeled_loss_weight: float = 1.0    # λ_u: weight of the unlabeled (pseudo-label) loss
+    labeled_loss_mean: str = "labeled"    # FedFixMatch's labeled CE: mean over the batch's labeled samples (FixMatch
+                                          # Eq. 2) or 'batch': summed and divided by the whole mixed batch (the FedSiam
+                                          # authors' LocalUpdate_fedfixmatch; a measured-cause row, not the paper's)
+    weak_augment: str = "dataset"         # the weak view: the dataset's (data/augment.py) or 'flip_only': a horizontal
+                                          # flip alone, digits too (the FedSiam authors' Fed(Fix)Match views)
     fedsem_phase1_fraction: float = 0.6   # FedSem: R_G^1 / R_G (Table 3: 30 of 30 + 20 rounds)
     fedmatch_helpers: int = 2             # H: helper models whose agreement forms FedMatch's pseudo-label
     fedmatch_lambda_iccs: float = 1e-2    # λ_ICCS: inter-client consistency weight (FedMatch)
@@ -311,6 +316,8 @@ _RULES: dict[str, Any] = {
     "tau_mu": "[0, 1]",
     "pseudo_label_threshold": "[0, 1]",
     "unlabeled_loss_weight": "[0, inf)",
+    "labeled_loss_mean": lambda: ("labeled", "batch"),
+    "weak_augment": lambda: ("dataset", "flip_only"),   # data.augment.WEAK_AUGMENTS (config imports no torch)
     "fedsem_phase1_fraction": "[0, 1]",
     "fedmatch_helpers": "[0, 100]",
     "fedmatch_lambda_iccs": "[0, inf)",

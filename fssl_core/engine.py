@@ -88,7 +88,7 @@ class Federation:
         def on_device(idx: np.ndarray) -> Tensor:
             return torch.as_tensor(np.asarray(idx, dtype=np.int64), device=device)
 
-        images = TrainImages(data.train_x, data.train_y, data.normalize, augment_spec_for(cfg.dataset))
+        images = TrainImages(data.train_x, data.train_y, data.normalize, augment_spec_for(cfg.dataset, cfg.weak_augment))
         server_view = DataView(on_device(partition.server_labeled), on_device(np.empty(0, np.int64)))
         ctx = Context(model=model, num_classes=data.num_classes, device=device, images=images,
                       server_view=server_view)

@@ -93,6 +93,9 @@ optimiser_check_methods = fedsiam.paper_protocol_scope(run_profile, "paper_proto
                                                        fedsiam.SUPERVISED_BASELINES)
 optimiser_cells = fedsiam.authors_optimiser_cells(paper_protocol_profile, device, methods=optimiser_check_methods,
                                                   seeds=headline_seeds)
+# the authors' Fed(Fix)Match computation, wherever the authors' optimiser rows run
+fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device, seeds=headline_seeds)
+                  if optimiser_check_methods else [])
 
 # %%
 import pandas as pd
@@ -210,6 +213,25 @@ save_notebook_results(pd.concat([results, paper_protocol, claims, optimiser_resu
 comparison_table(optimiser_results)
 
 # %% [markdown]
+# ## FedFixMatch and FedMatch as the authors' code computes them
+# In the authors' `LocalUpdate_fedfixmatch` and `LocalUpdate_fedmatch` (`models/Update.py`) the
+# strong-view logits are re-wrapped as a detached `Variable` before the unlabeled loss, so only the
+# labeled cross-entropy trains (FedMatch's helpers change only the mask of that gradient-free loss);
+# the labeled CE is summed and divided by the whole mixed batch of 10; the weak view is
+# `RandomHorizontalFlip` alone, on digits too (`main_fedfixmatch.py`, `main_fedmatch.py`). Both of
+# their rows are therefore one computation, which `fedsiam.AUTHORS_FIXMATCH` runs through our
+# FedFixMatch (λ_u = 0, `labeled_loss_mean='batch'`, `weak_augment='flip_only'`, Table 2's optimiser
+# as their defaults). Its value beside the paper's 93.19 / 94.11 measures how much of our rows'
+# distance to the paper is the authors' computation (`at_authors_fixmatch` below). Our own rows keep
+# FixMatch and FedMatch as their papers define them; this is a measured cause, not a reading.
+
+# %%
+fixmatch_results = reproduce_cells(fixmatch_cells, paper_protocol_profile, device)
+save_notebook_results(pd.concat([results, paper_protocol, claims, optimiser_results, fixmatch_results],
+                                ignore_index=True), "fedsiam_table5", run_profile)
+comparison_table(fixmatch_results)
+
+# %% [markdown]
 # ## Cells more than 2 points from the paper
 # Each with the likely reasons that hold for it (`fedsiam.DELTA_REASONS`, found by reading the
 # authors' code and by our own runs) and, where the cell was also run at the paper's protocol above,
@@ -228,5 +250,8 @@ comparison_table(optimiser_results)
 # %%
 explained = fedsiam.explain_large_deltas(results, at_paper_protocol=paper_protocol)
 key = ["setting", "labeled", "dataset", "method", "metric"]
-authors = optimiser_results.dropna(subset=["reproduced_value"])[key + ["reproduced_value"]]
-explained.merge(authors.rename(columns={"reproduced_value": "at_authors_optimiser"}), on=key, how="left")
+for name, measured in (("at_authors_optimiser", optimiser_results), ("at_authors_fixmatch", fixmatch_results)):
+    measured = measured[measured.metric == "accuracy"].dropna(subset=["reproduced_value"])
+    explained = explained.merge(measured[key + ["reproduced_value"]].rename(columns={"reproduced_value": name}),
+                                on=key, how="left")
+explained

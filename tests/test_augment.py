@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from fssl_core.data.augment import (
-    STRONG_OPS, AugmentSpec, _affine, _apply_ops, _warp, augment_spec_for, random_crop_flip,
+    FLIP_ONLY, STRONG_OPS, WEAK_AUGMENTS, AugmentSpec, _affine, _apply_ops, _warp, augment_spec_for, random_crop_flip,
     strong_augment, weak_augment,
 )
 
@@ -81,6 +81,25 @@ def test_flip_only():
     flipped = [torch.equal(y[i], x[i].flip(-1)) for i in range(64)]
     assert all(s or f for s, f in zip(same, flipped))
     assert any(same) and any(flipped)
+
+
+def test_the_authors_flip_only_weak_view_mirrors_digits_and_changes_nothing_else():
+    # the FedSiam authors' Fed(Fix)Match weak view: RandomHorizontalFlip alone (no crop, no contrast)
+    assert augment_spec_for('mnist', 'flip_only') == FLIP_ONLY == AugmentSpec(flip=True, pad=0, jitter=False)
+    x = images(64, 1, 28)
+    y = weak_augment(x, gen(0), FLIP_ONLY)
+    same = [torch.equal(y[i], x[i]) for i in range(64)]
+    flipped = [torch.equal(y[i], x[i].flip(-1)) for i in range(64)]
+    assert all(s or f for s, f in zip(same, flipped)) and any(same) and any(flipped)
+    # with jitter the same spec changes contrast too
+    assert not torch.equal(weak_augment(x, gen(0), AugmentSpec(flip=True, pad=0)), y)
+    with pytest.raises(ValueError, match="weak_augment='flip': must be one of dataset, flip_only"):
+        augment_spec_for('mnist', 'flip')
+
+
+def test_config_offers_the_weak_augments_this_module_knows():
+    from fssl_core.config import _RULES
+    assert tuple(_RULES['weak_augment']()) == WEAK_AUGMENTS
 
 
 @pytest.mark.parametrize('c', [1, 3])

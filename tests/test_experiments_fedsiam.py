@@ -323,3 +323,18 @@ def test_table7_claims_compare_the_siamese_pair_and_the_alpha_max_rows():
     assert claims.loc["alpha_0999_minus_best_other", "reproduced_value"] == pytest.approx(-0.01)   # 0.99's 98.52
     assert claim_verdicts(fedsiam.table7_claims(frame)).verdict.tolist() == ["refuted, 1 seed", "refuted, 1 seed"]
     assert fedsiam.table7_claims(frame[frame.setting != "alpha_max=0.9"]).metric.tolist() == ["siamese_d_minus_nosiam"]
+
+
+def test_the_authors_fixmatch_rows_are_one_run_of_fedfixmatch_without_its_unlabeled_gradient():
+    cells = fedsiam.authors_fixmatch_cells(PAPER, "cpu", settings=("iid", "noniid1"))
+    assert {(c.setting, c.method, c.metric) for c in cells} == {
+        (s, m, metric) for s in ("iid", "noniid1") for m in ("fedfixmatch", "fedmatch")
+        for metric in ("accuracy", "accuracy_test_selected")}
+    iid = [c for c in cells if c.setting == "iid"]
+    assert len({c.configs for c in iid}) == 1              # both rows: the same computation, run once
+    cfg = iid[0].configs[0]
+    ours = fedsiam.table5_cells(PAPER, "cpu", methods=["fedfixmatch"], settings=["iid"], datasets=["mnist"],
+                                labeled_ratios=[0.10], seeds=[1234])[0].configs[0]
+    assert cfg.algorithm == "fedfixmatch" and cfg.replace(**{k: getattr(ours, k) for k in fedsiam.AUTHORS_FIXMATCH}) == ours
+    assert (cfg.unlabeled_loss_weight, cfg.labeled_loss_mean, cfg.weak_augment) == (0.0, "batch", "flip_only")
+    assert cfg.run_id != ours.run_id

@@ -70,6 +70,38 @@ def test_the_unlabeled_loss_trains_the_model():
         torch.testing.assert_close(g, e)
 
 
+def _mixed_batch(labeled=3, unlabeled=7):
+    g = torch.Generator().manual_seed(0)
+    n = labeled + unlabeled
+    images = TrainImages(torch.rand(n, 1, 28, 28, generator=g), torch.arange(n) % 10,
+                         lambda x: (x - 0.5) / 0.5, augment_spec_for("mnist"))
+    view = DataView(labeled=torch.arange(labeled), unlabeled=torch.arange(labeled, n))
+    plan = Plan(epochs=1, labeled_batch=labeled, unlabeled_batch=unlabeled, epoch_over="unlabeled")
+    return next(batches(images, view, plan, torch.Generator().manual_seed(1)))
+
+
+def test_the_authors_labeled_mean_divides_the_labeled_sum_by_the_whole_batch():
+    # the FedSiam authors' LocalUpdate_fedfixmatch: CrossEntropyLoss(size_average=False, ignore_index=-1) over
+    # the mixed batch of 10, divided by 10: with 3 labeled samples, 3/10 of FixMatch's labeled mean
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    params = {k: v.clone() for k, v in model.state_dict().items()}
+    batch, step = _mixed_batch(3, 7), Step(round=1, local_step=0, local_steps=1)
+    losses = {}
+    for mean in ("labeled", "batch"):
+        cfg = RunConfig(algorithm="fedfixmatch", unlabeled_loss_weight=0.0, labeled_loss_mean=mean)
+        losses[mean] = FedFixMatch(cfg, Context(model, 10, torch.device("cpu"))).loss({"model": params}, batch, step)[0]
+    logits = FedFixMatch(RunConfig(algorithm="fedfixmatch"), Context(model, 10, torch.device("cpu"))).ctx.apply(
+        params, batch.labeled.weak())
+    summed = F.cross_entropy(logits, batch.labeled.y, reduction="sum")
+    torch.testing.assert_close(losses["labeled"], summed / 3)
+    torch.testing.assert_close(losses["batch"], summed / 10)
+
+
+def test_labeled_loss_mean_is_validated():
+    with pytest.raises(ValueError, match="labeled_loss_mean='all'"):
+        RunConfig(algorithm="fedfixmatch", labeled_loss_mean="all")
+
+
 TINY = dict(algorithm="fedfixmatch", dataset="mnist", clients=100, clients_per_round=2, local_epochs=1, rounds=2)
 
 

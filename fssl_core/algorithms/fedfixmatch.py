@@ -24,7 +24,9 @@ Reading choices, and why:
   pseudo-label. The unlabeled term is averaged over the whole unlabeled batch, masked samples
   counting as zero (FixMatch's Eq. 4, not a mean over the confident samples only).
 - The labeled term is the mean over the labeled samples of the batch (FixMatch's Eq. 2; the
-  authors' code divides by the whole mixed batch instead).
+  authors' code divides by the whole mixed batch instead: `labeled_loss_mean='batch'`, used only
+  by the Table 5 row that measures how far the authors' computation explains their printed value,
+  experiments/fedsiam.py `authors_fixmatch_cells`).
 - The local plan is `mixed_plan`: local epochs over the unlabeled set, each batch of
   `batch_size` holding the client's pooled labeled share (its labels counted `labeled_repeats`
   times), as FedSiam itself.
@@ -121,6 +123,8 @@ class FedFixMatch(Algorithm):
         logits_l, logits_w, logits_s = logits[:n_l], logits[n_l:n_l + n_u], logits[n_l + n_u:]
         # labeled term: CE on weakly augmented labeled samples (FixMatch Eq. 2)
         classification = F.cross_entropy(logits_l, labeled.y) if n_l else logits.sum() * 0.0
+        if self.cfg.labeled_loss_mean == "batch":       # the authors': Σ CE over the labeled / |mixed batch|
+            classification = classification * (n_l / (n_l + n_u))
         # unlabeled term: confident weak-view pseudo-labels supervise the strong view (Eq. 4)
         unlabeled_loss, mask = fixmatch_unlabeled_loss(logits_s, logits_w, self.cfg.pseudo_label_threshold)
         loss = classification + self.cfg.unlabeled_loss_weight * unlabeled_loss

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = [
-    'AugmentSpec', 'STRONG_OPS', 'augment_spec_for', 'random_crop_flip', 'strong_augment',
+    'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'WEAK_AUGMENTS', 'augment_spec_for', 'random_crop_flip', 'strong_augment',
     'weak_augment',
 ]
 
@@ -41,10 +41,12 @@ __all__ = [
 class AugmentSpec:
     flip: bool  # random horizontal flip with p = 0.5 (off for digits, where a mirrored digit is another glyph)
     pad: int    # reflect-pad by `pad` pixels, then crop back to H x W at a random offset
+    jitter: bool = True   # the weak view's contrast factor (and grayscale on RGB); off: geometry only
 
     def __post_init__(self) -> None:
-        if not isinstance(self.flip, bool):
-            raise ValueError(f'AugmentSpec.flip={self.flip!r}: must be a bool')
+        for name in ('flip', 'jitter'):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f'AugmentSpec.{name}={getattr(self, name)!r}: must be a bool')
         if isinstance(self.pad, bool) or not isinstance(self.pad, Integral) or self.pad < 0:
             raise ValueError(f'AugmentSpec.pad={self.pad!r}: must be an int >= 0')
 
@@ -60,11 +62,19 @@ _SPECS = {
 }
 
 
-def augment_spec_for(dataset: str) -> AugmentSpec:
-    """The augmentation spec of a dataset by name."""
+# The FedSiam authors' weak view for FedFixMatch and FedMatch on every dataset (their
+# main_fedfixmatch.py / main_fedmatch.py, trans_mnist_weak): RandomHorizontalFlip alone, digits too.
+FLIP_ONLY = AugmentSpec(flip=True, pad=0, jitter=False)
+WEAK_AUGMENTS = ('dataset', 'flip_only')
+
+
+def augment_spec_for(dataset: str, weak_augment: str = 'dataset') -> AugmentSpec:
+    """The augmentation spec of a dataset by name; `weak_augment='flip_only'`: FLIP_ONLY instead."""
     if dataset not in _SPECS:
         raise ValueError(f'augment_spec_for: dataset={dataset!r}: must be one of {", ".join(sorted(_SPECS))}')
-    return _SPECS[dataset]
+    if weak_augment not in WEAK_AUGMENTS:
+        raise ValueError(f'augment_spec_for: weak_augment={weak_augment!r}: must be one of {", ".join(WEAK_AUGMENTS)}')
+    return FLIP_ONLY if weak_augment == 'flip_only' else _SPECS[dataset]
 
 
 # ITU-R 601-2 luma, as PIL's convert('L') and torchvision's rgb_to_grayscale.
@@ -158,6 +168,7 @@ def weak_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Te
     horizontal flip with p = 0.5 if `spec.flip`, a contrast factor uniform in [0.8, 1.2] (blend with
     the image's mean gray level, as PIL/torchvision contrast) and, for RGB only, grayscale with
     p = 0.2 (torchvision's RandomGrayscale default). The factor 0.8-1.2 is ColorJitter(contrast=0.2).
+    `spec.jitter = False` keeps the geometric part only (FLIP_ONLY).
     """
     _check_inputs('weak_augment', x, generator, spec)
     return apply_weak(x, draw_weak(len(x), x.shape[1], generator, spec), spec)
@@ -167,7 +178,7 @@ def draw_weak(n: int, channels: int, generator: torch.Generator, spec: AugmentSp
     """The random choices of `weak_augment` for n samples with `channels` channels, in its order.
     Float draws are float32 whatever the images' dtype (a half-precision batch gets the same)."""
     draws = draw_crop_flip(n, generator, spec)
-    if n:
+    if n and spec.jitter:
         draws["factor"] = 0.8 + 0.4 * torch.rand(n, generator=generator, device=generator.device)
         if channels == 3:
             draws["gray"] = torch.rand(n, generator=generator, device=generator.device) < 0.2
@@ -179,7 +190,7 @@ def apply_weak(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor
     batches)."""
     y = apply_crop_flip(x, draws, spec)
     n, c = y.shape[:2]
-    if n == 0:
+    if n == 0 or not spec.jitter:
         return y
     factor = _per_sample(draws["factor"]).to(y.dtype)
     mean = _gray(y).mean(dim=(1, 2, 3), keepdim=True)

@@ -126,6 +126,19 @@ def paper_protocol_scope(profile: Profile, key: str, full) -> list:
 AUTHORS_SUPERVISED_OPTIMISER = {"momentum": 0.5, "weight_decay": 0.0}
 SUPERVISED_BASELINES = ("fedavg", "fedavg_plus", "fedsem")
 
+# What the FedSiam authors' FedFixMatch and FedMatch compute (labels-at-client, models/Update.py
+# LocalUpdate_fedfixmatch / LocalUpdate_fedmatch, main_fedfixmatch.py / main_fedmatch.py): the
+# strong-view logits are re-wrapped as a detached Variable, so their unlabeled loss carries no
+# gradient (λ_u = 0 in effect; FedMatch's helpers only change that loss's mask); the labeled CE is
+# summed over the labeled samples and divided by the whole mixed batch; the weak view is
+# RandomHorizontalFlip alone, digits too; SGD at Table 2's momentum 0.9 and wd 1e-4 (their options.py
+# defaults, FedMatch included). Both rows therefore train the same network the same way, and one run
+# of FedFixMatch under these settings measures how much of both rows' distance to the paper the
+# authors' computation accounts for (table `table5_authors_fixmatch`).
+AUTHORS_FIXMATCH = {"unlabeled_loss_weight": 0.0, "labeled_loss_mean": "batch", "weak_augment": "flip_only",
+                    "momentum": 0.9, "weight_decay": 1e-4}
+AUTHORS_FIXMATCH_ROWS = ("fedfixmatch", "fedmatch")
+
 # Likely reasons for a cell more than 2 points from the paper, each (methods or None for any,
 # direction of the gap, profiles it applies at or None for any, reason). Found by reading the
 # authors' code (github.com/zewei-long/fedsiam-pytorch, labels-at-client) and by our measurements;
@@ -416,6 +429,20 @@ def authors_optimiser_cells(profile: Profile, device: str, methods=SUPERVISED_BA
         cfg = paper_config("mnist", "iid", 0.10, method, device, **AUTHORS_SUPERVISED_OPTIMISER)
         cells.append(Cell(PAPER, "table5_authors_optimiser", "iid", "0.10", "mnist", method,
                           profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK), paper_runs=len(SEEDS)))
+    return cells
+
+
+def authors_fixmatch_cells(profile: Profile, device: str, settings=("iid",), seeds=None) -> list[Cell]:
+    """Table 5's MNIST γ = 0.10 FedFixMatch and FedMatch cells as the authors' code computes them
+    (AUTHORS_FIXMATCH: one FedFixMatch configuration serves both rows), table
+    `table5_authors_fixmatch`, at the same coordinates as Table 5's so they sit beside its rows."""
+    cells = []
+    for setting in settings:
+        cfg = paper_config("mnist", setting, 0.10, "fedfixmatch", device, **AUTHORS_FIXMATCH)
+        configs = profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK)
+        cells += [Cell(PAPER, "table5_authors_fixmatch", setting, "0.10", "mnist", row, configs, metric,
+                       paper_runs=len(SEEDS))
+                  for row in AUTHORS_FIXMATCH_ROWS for metric in ("accuracy", "accuracy_test_selected")]
     return cells
 
 
