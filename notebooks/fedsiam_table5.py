@@ -93,8 +93,11 @@ optimiser_check_methods = fedsiam.paper_protocol_scope(run_profile, "paper_proto
                                                        fedsiam.SUPERVISED_BASELINES)
 optimiser_cells = fedsiam.authors_optimiser_cells(paper_protocol_profile, device, methods=optimiser_check_methods,
                                                   seeds=headline_seeds)
-# the authors' Fed(Fix)Match computation, wherever the authors' optimiser rows run
-fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device, seeds=headline_seeds)
+# the authors' Fed(Fix)Match computation in every γ = 0.10 column (IID only at smoke), wherever the
+# authors' optimiser rows run
+fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device, seeds=headline_seeds,
+                                                 settings=fedsiam.paper_protocol_scope(run_profile, "table5_settings",
+                                                                                       fedsiam.TABLE5_SETTINGS))
                   if optimiser_check_methods else [])
 
 # %%
