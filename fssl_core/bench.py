@@ -36,7 +36,7 @@ from typing import Callable
 
 import torch
 
-from .algorithms.base import mixed_plan
+from .algorithms.base import labeled_repeats_of, mixed_plan
 from .config import RunConfig
 from .engine import Federation
 
@@ -71,7 +71,8 @@ def engine_rounds(cfg: RunConfig) -> Callable[[int], None]:
 
 
 def loop_rounds(cfg: RunConfig) -> Callable[[int], None]:
-    """Round r of FedAvg as the papers' code writes it, on the same clients' labeled samples."""
+    """Round r of FedAvg as the papers' code writes it, on the same clients' labeled samples, each
+    epoch over them `labeled_repeats` times as the engine's (FedSiam's authors: get_train_idxs)."""
     import torchvision.transforms as T
     from torch.utils.data import DataLoader, Dataset, Subset
 
@@ -102,7 +103,9 @@ def loop_rounds(cfg: RunConfig) -> Callable[[int], None]:
         for client in fed.sample_clients(r):
             local = copy.deepcopy(model)
             opt = torch.optim.SGD(local.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
-            loader = DataLoader(Subset(dataset, fed.partition.clients[client].labeled.tolist()),
+            # the authors' get_train_idxs: the labeled indices repeated r times, one shuffled loader
+            repeats = labeled_repeats_of(cfg, fed.client_view(client, r))
+            loader = DataLoader(Subset(dataset, fed.partition.clients[client].labeled.tolist() * repeats),
                                 batch_size=cfg.batch_size, shuffle=True)
             local.train()
             for _ in range(cfg.local_epochs):

@@ -6,6 +6,8 @@ import pytest
 
 from fssl_core import bench
 
+from .conftest import requires_mnist
+
 
 def test_rounds_are_interleaved_and_the_warm_up_round_is_not_counted(monkeypatch):
     clock = iter(range(0, 10_000, 1))
@@ -126,3 +128,21 @@ def test_the_matmul_peak_is_2n3_over_the_median_product_and_a_case_is_a_percenta
     assert bench.matmul_peak_gflops("cpu", n=10, repeats=4) == pytest.approx(2 * 10 ** 3 / 1.5 / 1e9)
     # 7.79 GFLOP in 0.6 s is 12.98 GFLOP/s: 14.6% of an 89 GFLOP/s core
     assert bench.of_peak(7.79e9, 0.6, 89.0) == (12.98, 14.6)
+
+
+@requires_mnist
+def test_the_papers_loop_takes_as_many_sgd_steps_a_round_as_the_engine(monkeypatch):
+    # the loop is the denominator of the loop ratio: it must do the engine's work, labeled repeats included
+    import torch
+
+    from fssl_core.config import RunConfig
+    cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3,
+                    clients=100, clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5)
+    steps = []
+    step = torch.optim.SGD.step
+    monkeypatch.setattr(torch.optim.SGD, "step", lambda self, *a, **k: steps.append(1) or step(self, *a, **k))
+    bench.loop_rounds(cfg)(1)
+    fed = bench.Federation.build(cfg)
+    algo_plan = [fed.algorithm.plan(fed.client_view(c, 1), 1) for c in fed.sample_clients(1)]
+    expected = sum(plan.steps(fed.client_view(c, 1)) for plan, c in zip(algo_plan, fed.sample_clients(1)))
+    assert len(steps) == expected == 2 * 2 * 3 * 6        # 2 clients × 2 epochs × 3 repeats × 60 labels / 10
