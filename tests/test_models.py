@@ -1,4 +1,7 @@
-"""The papers' networks: parameter counts as the papers state them, shapes, the anchor head."""
+"""The papers' networks: parameter counts as the papers state them, shapes, the anchor head,
+pooling that changes no float."""
+import copy
+
 import pytest
 import torch
 
@@ -55,3 +58,30 @@ def test_bad_names_are_named_in_the_error():
 def test_every_dataset_has_the_fedsiam_network_by_default():
     assert default_model_for("mnist") == "cnn_mnist" and default_model_for("svhn") == "cnn_cifar"
     assert set(MODELS) >= {"cnn_mnist", "cnn_cifar", "resnet18", "wrn28_2"}
+
+
+@pytest.mark.parametrize("name, in_channels, size", [("cnn_mnist", 1, 28), ("cnn_cifar", 3, 32)])
+def test_channels_last_pooling_changes_no_float_of_a_step(name, in_channels, size, monkeypatch):
+    # models/pooling.py pools in channels_last on the CPU; a run's numbers must not move by a bit:
+    # the logits and every gradient (train mode) and the logits (eval mode) equal those of
+    # F.max_pool2d's NCHW kernel, on digit-like images whose blank regions fill windows with ties
+    import torch.nn.functional as F
+
+    from fssl_core.models import cnn_mnist, pooling
+    torch.manual_seed(0)
+    x = torch.rand(8, in_channels, size, size)
+    x = torch.where(x < 0.7, torch.zeros(()), x)            # 70% blank pixels
+    built = build_model(name, num_classes=10, in_channels=in_channels)
+    outputs = {}
+    for kind in ("channels_last", "reference"):
+        if kind == "reference":
+            monkeypatch.setattr(pooling, "max_pool2x2", lambda h: F.max_pool2d(h, 2))
+            monkeypatch.setattr(cnn_mnist, "max_pool2x2", lambda h: F.max_pool2d(h, 2))
+        model = copy.deepcopy(built).train()                # the same BatchNorm statistics
+        torch.manual_seed(1)                                 # the same dropout masks
+        logits = model(x)
+        logits.square().sum().backward()
+        with torch.no_grad():
+            evaluated = model.eval()(x)
+        outputs[kind] = [logits.detach(), evaluated] + [p.grad.clone() for p in model.parameters()]
+    assert all(torch.equal(a, b) for a, b in zip(outputs["channels_last"], outputs["reference"]))

@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from .base import Network
 from .dropout import PartyDropout
+from .pooling import MaxPool2x2
 
 
 class CNNCifar(Network):
@@ -21,9 +22,9 @@ class CNNCifar(Network):
             return [nn.Conv2d(c_in, c_out, 3, padding=1), *([nn.BatchNorm2d(c_out)] if batch_norm else []), nn.ReLU()]
 
         self.body = nn.Sequential(
-            *conv(in_channels, 32, True), *conv(32, 64, False), nn.MaxPool2d(2),
-            *conv(64, 128, True), *conv(128, 128, False), nn.MaxPool2d(2), PartyDropout(0.05),
-            *conv(128, 256, True), *conv(256, 256, False), nn.MaxPool2d(2),
+            *conv(in_channels, 32, True), *conv(32, 64, False), MaxPool2x2(),
+            *conv(64, 128, True), *conv(128, 128, False), MaxPool2x2(), PartyDropout(0.05),
+            *conv(128, 256, True), *conv(256, 256, False), MaxPool2x2(),
             nn.Flatten(),
             nn.Linear(4096, 1024), nn.ReLU(), PartyDropout(0.1),
             nn.Linear(1024, 512), nn.ReLU(), PartyDropout(0.1),
