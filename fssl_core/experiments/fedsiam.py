@@ -159,13 +159,12 @@ DELTA_REASONS = (
     (("fedavg", "fedavg_plus", "fedsem"), "above", _ANY,
      "the authors train these baselines with momentum 0.5 and no weight decay (LocalUpdate_fedavg), ours with "
      "Table 2's 0.9 and 1e-4; the notebook's `authors' optimiser` rows run theirs"),
-    (("fedfixmatch",), "above", _ANY,
-     "the authors' FedFixMatch never trains on its unlabeled loss (their code rebuilds the strong-view logits "
-     "as a detached Variable; see algorithms/fedfixmatch.py), so their row is FedAvg+ on the labels; ours "
-     "trains on it, as FixMatch does"),
     (("fedfixmatch", "fedmatch"), "above", _ANY,
-     "the authors' MNIST views for FedFixMatch and FedMatch flip digits horizontally (a mirrored digit is "
-     "another glyph), so their pseudo-labels come from corrupted images; ours never flip digits"),
+     "the authors' FedFixMatch and FedMatch never train on their unlabeled loss (their code rebuilds the "
+     "strong-view logits as a detached Variable; see algorithms/fedfixmatch.py): both rows train the labeled "
+     "CE alone, summed over the labeled samples and divided by the whole batch of 10, on views that flip digits "
+     "horizontally (a mirrored digit is another glyph); ours train FixMatch's and FedMatch's losses, on digits "
+     "never flipped. The notebook's `at_authors_fixmatch` column runs the authors' computation (AUTHORS_FIXMATCH)"),
     (("fedmatch",), "above", _ANY,
      "the authors' FedMatch is one network without FedMatch's σ/ψ decomposition, its helpers the two local "
      "models of the round with the best test accuracy; ours is FedMatch as its paper defines it"),
