@@ -39,11 +39,12 @@ def test_the_table_and_the_readme_block(tmp_path, monkeypatch):
              "cohort_s": 0.5, "cohort_vs_seq": 6.0, "round_gflop": 500.0, "cohort_tflops": 1.0, "peak_tflops": 67.0,
              "cohort_vs_flop_floor": 67.0}]
     table = bench.markdown(rows)
-    assert "| mnist_fedavg | cpu (1 threads) | 2.0 | 1.2 | 0.6 | 2.0× | 3.33× | 7.79 | 0.013 | n/a | n/a | n/a |" in table
+    assert "| mnist_fedavg | cpu (1 threads) | 2.0 | 1.2 | 0.6 | 2.0× | 3.33× | 7.79 | 0.013 | n/a | n/a | n/a | n/a |" in table
     assert ("| cifar_fedsiam_d | NVIDIA H100 80GB HBM3 (1 threads) | n/a | 3.0 | 0.5 | 6.0× | n/a | 500.0 | 1.0 | "
-            "67.0× (peak 67.0) | n/a | n/a |") in table
-    rows[0].update(matmul_gflops=89.0, cohort_of_matmul_pct=14.6)
-    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 |")
+            "67.0× (peak 67.0) | n/a | n/a | n/a |") in table
+    rows[0].update(matmul_gflops=89.0, cohort_of_matmul_pct=14.6, reference="mnist_fedsiam_d", cohort_vs_reference=1.54)
+    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 1.54× (mnist_fedsiam_d) |")
+    assert table.splitlines()[0].count("|") == table.splitlines()[1].count("|") == 14
     from fssl_core.report import replace_readme_block
     assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(rows[:1], "cpu"))
     text = readme.read_text()
