@@ -37,7 +37,7 @@ from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
 from .data.augment import apply_strong, apply_weak, concat_draws, draw_strong, draw_weak
 from .models.dropout import cohort_stream
 from .models.grouped import grouped
-from .training import SGD, AfterStepFn, LossFn, Nets, Step, accumulate, parameter_names, step_means
+from .training import SGD, AfterStepFn, LossFn, Nets, Step, parameter_names, step_means
 
 
 class _CohortPart:
@@ -134,7 +134,11 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     velocity = [torch.zeros_like(nets[role][k]) for role, k in keys] if optimizer.momentum else None
     steps = [plan.steps(view) for plan, view in zip(plans, views)]
     streams = [batches(images, view, plan, g) for view, plan, g in zip(views, plans, generators)]
-    totals: list[dict[str, Tensor]] = [{} for _ in range(count)]
+    # each statistic's running total over the steps, all clients in one tensor (a client's entry adds
+    # its steps' values in order, as `accumulate` does per client); -0.0 + v = v for every float v,
+    # so a total starting there equals one starting at the first value, bit for bit
+    totals: dict[str, Tensor] = {}
+    reported: dict[str, set[int]] = {}
     participations = participations or [1] * count
 
     for i in range(max(steps, default=0)):
@@ -191,6 +195,13 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
                             nets[role][k].index_copy_(0, index, v)
                     for v, updated in zip(velocity or [], vel or []):
                         v.index_copy_(0, index, updated)
-            for j, c in enumerate(members):
-                accumulate(totals[c], {name: value[j] for name, value in stats.items()})
-    return [step_means(totals[c], steps[c], round) for c in range(count)]
+            for name, value in stats.items():
+                value = value.detach().float()
+                total = totals.setdefault(name, torch.full((count,), -0.0, device=device))
+                if whole:
+                    total.add_(value)
+                else:
+                    total.index_add_(0, index, value)
+                reported.setdefault(name, set()).update(members)
+    return [step_means({name: total[c] for name, total in totals.items() if c in reported[name]}, steps[c], round)
+            for c in range(count)]
