@@ -338,3 +338,15 @@ def test_the_authors_fixmatch_rows_are_one_run_of_fedfixmatch_without_its_unlabe
     assert cfg.algorithm == "fedfixmatch" and cfg.replace(**{k: getattr(ours, k) for k in fedsiam.AUTHORS_FIXMATCH}) == ours
     assert (cfg.unlabeled_loss_weight, cfg.labeled_loss_mean, cfg.weak_augment) == (0.0, "batch", "flip_only")
     assert cfg.run_id != ours.run_id
+
+
+def test_the_authors_network_rows_add_their_dropout_network_to_each_authors_row():
+    cells = fedsiam.authors_network_cells(PAPER, "cpu")
+    by_method = {c.method: c.configs[0] for c in cells}
+    assert set(by_method) == {"fedavg", "fedfixmatch", "fedsiam_d"} and len(cells) == 6
+    assert all(cfg.model == "cnn_mnist_authors" for cfg in by_method.values())
+    assert (by_method["fedavg"].momentum, by_method["fedavg"].weight_decay) == (0.5, 0.0)
+    assert by_method["fedfixmatch"].unlabeled_loss_weight == 0.0
+    d = fedsiam.table5_cells(PAPER, "cpu", methods=["fedsiam_d"], settings=["iid"], datasets=["mnist"],
+                             labeled_ratios=[0.10], seeds=[1234])[0].configs[0]
+    assert by_method["fedsiam_d"] == d.replace(model="cnn_mnist_authors")

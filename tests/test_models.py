@@ -85,3 +85,22 @@ def test_channels_last_pooling_changes_no_float_of_a_step(name, in_channels, siz
             evaluated = model.eval()(x)
         outputs[kind] = [logits.detach(), evaluated] + [p.grad.clone() for p in model.parameters()]
     assert all(torch.equal(a, b) for a, b in zip(outputs["channels_last"], outputs["reference"]))
+
+
+def test_the_authors_mnist_network_is_table_1s_plus_their_dropout():
+    from fssl_core.models.dropout import party_stream
+    authors = build_model("cnn_mnist_authors", num_classes=10, in_channels=1)
+    plain = build_model("cnn_mnist", num_classes=10, in_channels=1)
+    assert count_parameters(authors) == count_parameters(plain) == 21_840
+    plain.load_state_dict(authors.state_dict())
+    x = torch.rand(16, 1, 28, 28)
+    assert torch.equal(authors.eval()(x), plain.eval()(x))          # dropout off in eval mode
+    authors.train()
+    with party_stream(torch.Generator().manual_seed(0)):
+        maps = authors.conv2_drop(torch.ones(16, 20, 8, 8))
+        flat = authors.fc1_drop(torch.ones(16, 50))
+    # Dropout2d: whole channels zeroed (one draw per sample and channel), the rest scaled by 1/(1 − 0.5)
+    per_channel = maps.flatten(2)
+    assert torch.equal(per_channel.amin(2), per_channel.amax(2)) and set(maps.unique().tolist()) == {0.0, 2.0}
+    assert 0.3 < (maps[:, :, 0, 0] == 0).float().mean() < 0.7
+    assert set(flat.unique().tolist()) == {0.0, 2.0} and 0.3 < (flat == 0).float().mean() < 0.7

@@ -5,12 +5,13 @@ from torch import nn
 
 from .base import Network
 from .cnn_cifar import CNNCifar
-from .cnn_mnist import CNNMnist
+from .cnn_mnist import CNNMnist, CNNMnistAuthors
 from .resnet import ResNet9, ResNet18
 from .wrn import WideResNet28x2
 
 MODELS: dict[str, type[Network]] = {
     "cnn_mnist": CNNMnist,        # FedSiam Table 1, MNIST (also Fashion-MNIST here)
+    "cnn_mnist_authors": CNNMnistAuthors,   # the FedSiam authors' code's: Table 1's + dropout (measured-cause rows)
     "cnn_cifar": CNNCifar,        # FedSiam Table 1, CIFAR-10 & SVHN
     "resnet9": ResNet9,           # FedMix/FedFreq, FedMix/FedLoss
     "resnet18": ResNet18,         # FedAnchor Table 1

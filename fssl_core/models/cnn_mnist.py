@@ -10,6 +10,7 @@ from torch import Tensor, nn
 
 from . import grouped
 from .base import Network
+from .dropout import PartyDropout
 from .pooling import max_pool2x2
 
 
@@ -37,3 +38,22 @@ def _grouped_features(w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor, w3: Tensor
 
 
 CNNMnist.grouped_op = grouped.register("cnn_mnist_features", _grouped_features, feature_dim=50)
+
+
+class CNNMnistAuthors(CNNMnist):
+    """The FedSiam authors' MNIST CNN (models/Nets.py, CNNMnist): Table 1's layers plus the dropout
+    their code adds, Dropout2d(0.5) on conv2's maps and dropout 0.5 after fc1; the same 21,840
+    parameters. Not the paper's network (Table 1 lists no dropout): it serves the rows that measure
+    how far the authors' code explains their printed values (experiments/fedsiam.py,
+    AUTHORS_NETWORK). No grouped formulation: on the CPU it trains with the sequential trainer."""
+    grouped_op = None
+
+    def __init__(self, num_classes: int = 10, in_channels: int = 1, projection_dim: int | None = None):
+        super().__init__(num_classes=num_classes, in_channels=in_channels, projection_dim=projection_dim)
+        self.conv2_drop = PartyDropout(0.5, channels=True)
+        self.fc1_drop = PartyDropout(0.5)
+
+    def features(self, x: Tensor) -> Tensor:
+        x = max_pool2x2(self.conv1(x)).relu()
+        x = max_pool2x2(self.conv2_drop(self.conv2(x))).relu()
+        return self.fc1_drop(self.fc1(x.flatten(1)).relu())

@@ -65,19 +65,21 @@ def cohort_stream(generators: list[torch.Generator], ids: Tensor) -> Iterator[No
 
 
 class PartyDropout(nn.Module):
-    """nn.Dropout(p) with masks from the party's stream: x · m / (1 − p), m ~ Bernoulli(1 − p)."""
+    """nn.Dropout(p) with masks from the party's stream: x · m / (1 − p), m ~ Bernoulli(1 − p);
+    `channels=True`: nn.Dropout2d(p), one draw per sample and channel of an [N, C, H, W] map."""
 
-    def __init__(self, p: float):
+    def __init__(self, p: float, channels: bool = False):
         super().__init__()
-        self.p = p
+        self.p, self.channels = p, channels
 
     def forward(self, x: Tensor) -> Tensor:
         if not self.training or self.p == 0.0:
             return x
         stream = _STREAM.get()
         if stream is None:
-            return nn.functional.dropout(x, self.p, training=True)
-        return x * stream.keep(x.shape, 1.0 - self.p, x) / (1.0 - self.p)
+            return (nn.functional.dropout2d if self.channels else nn.functional.dropout)(x, self.p, training=True)
+        shape = x.shape[:2] + (1,) * (x.dim() - 2) if self.channels else x.shape
+        return x * stream.keep(shape, 1.0 - self.p, x) / (1.0 - self.p)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
