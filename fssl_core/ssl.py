@@ -22,8 +22,13 @@ def softmax_mse(student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
 
 
 def softmax_kl(student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
-    """FedSiam Eq. (5): KL(softmax(teacher) ‖ softmax(student)), summed over classes, mean over samples."""
-    return F.kl_div(student_logits.log_softmax(1), teacher_logits.softmax(1), reduction="batchmean")
+    """FedSiam Eq. (5): KL(softmax(teacher) ‖ softmax(student)), summed over classes, mean over samples.
+
+    Written as the ops of `F.kl_div(log q_s, p_t, reduction="batchmean")` (xlogy(p, p) − p·log q, summed,
+    divided by the batch): the same floats for a teacher without gradient (FedSiam's, tests/test_ssl.py),
+    and vmap has rules for these ops, where it runs aten::kl_div client by client in the cohort."""
+    log_q, p = student_logits.log_softmax(1), teacher_logits.softmax(1)
+    return (torch.xlogy(p, p) - p * log_q).sum() / log_q.shape[0]
 
 
 CONSISTENCY = {"mse": softmax_mse, "kl": softmax_kl}

@@ -21,6 +21,18 @@ def test_softmax_kl_is_teacher_to_student_summed_over_classes_mean_over_samples(
     assert softmax_kl(STUDENT, TEACHER).item() == pytest.approx(kl_second / 2, rel=1e-6)
 
 
+def test_softmax_kl_computes_the_floats_of_torchs_kl_div_for_a_teacher_without_gradient():
+    # the run identity of FedSiam-D (KL) rests on this: the explicit form changes no bit of a step
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+    for n in (1, 10, 100):
+        student, teacher = (torch.randn(n, 10) * 5).requires_grad_(), torch.randn(n, 10) * 30
+        ours = softmax_kl(student, teacher)
+        theirs = F.kl_div(student.log_softmax(1), teacher.softmax(1), reduction="batchmean")
+        assert torch.equal(ours, theirs)
+        assert torch.equal(torch.autograd.grad(ours, student)[0], torch.autograd.grad(theirs, student)[0])
+
+
 @pytest.mark.parametrize("current, length, expected", [
     (0, 10, math.exp(-5.0)), (5, 10, math.exp(-1.25)), (10, 10, 1.0), (25, 10, 1.0), (3, 0, 1.0)])
 def test_sigmoid_rampup(current, length, expected):
