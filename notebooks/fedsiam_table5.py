@@ -65,6 +65,9 @@ headline_seeds = [1234]                 # the paper's seed; [1234, 1235, 1236] f
 # Non-IID-I at the paper's protocol too, for the cells quick leaves far below the paper
 protocol_check_settings = None          # None: ["noniid1"] (none at the headline profile)
 protocol_check_methods = ["fedavg", "fedavg_plus", "fedsem", "fedsiam_pi", "fedsiam_mt"]
+# the rows that run the authors' own computation beside the paper's (their optimiser, their Fed(Fix)Match,
+# their network); False leaves them out of this run (rows already in results/ stay there)
+authors_rows = True
 
 # %% tags=["plan"]
 from fssl_core.experiments import fedsiam
@@ -89,8 +92,8 @@ headline_cells = (
 check_cells = fedsiam.table5_cells(paper_protocol_profile, device, methods=protocol_check_methods,
                                    settings=protocol_check_settings, datasets=["mnist"], labeled_ratios=[0.10],
                                    seeds=headline_seeds)
-optimiser_check_methods = fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods",
-                                                       fedsiam.SUPERVISED_BASELINES)
+optimiser_check_methods = (fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods",
+                                                        fedsiam.SUPERVISED_BASELINES) if authors_rows else [])
 optimiser_cells = fedsiam.authors_optimiser_cells(paper_protocol_profile, device, methods=optimiser_check_methods,
                                                   seeds=headline_seeds)
 # the authors' Fed(Fix)Match computation in every γ = 0.10 column (IID only at smoke), wherever the
