@@ -94,14 +94,12 @@ check_cells = fedsiam.table5_cells(paper_protocol_profile, device, methods=proto
                                    seeds=headline_seeds)
 optimiser_check_methods = (fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods",
                                                         fedsiam.SUPERVISED_BASELINES) if authors_rows else [])
+# the authors' optimiser and their Fed(Fix)Match computation in every γ = 0.10 column (IID only at smoke)
+authors_settings = fedsiam.paper_protocol_scope(run_profile, "table5_settings", fedsiam.TABLE5_SETTINGS)
 optimiser_cells = fedsiam.authors_optimiser_cells(paper_protocol_profile, device, methods=optimiser_check_methods,
-                                                  seeds=headline_seeds)
-# the authors' Fed(Fix)Match computation in every γ = 0.10 column (IID only at smoke), wherever the
-# authors' optimiser rows run
+                                                  seeds=headline_seeds, settings=authors_settings)
 fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device, seeds=headline_seeds,
-                                                 settings=fedsiam.paper_protocol_scope(run_profile, "table5_settings",
-                                                                                       fedsiam.TABLE5_SETTINGS))
-                  if optimiser_check_methods else [])
+                                                 settings=authors_settings) if optimiser_check_methods else [])
 # and each of those computations with the authors' MNIST network (Table 1's plus their dropout)
 network_cells = (fedsiam.authors_network_cells(paper_protocol_profile, device, seeds=headline_seeds)
                  if fixmatch_cells else [])
@@ -210,7 +208,7 @@ comparison_table(check_results)
 # ## The supervised baselines with the authors' optimiser
 # The authors' FedAvg, FedAvg+ and FedSem train with SGD momentum 0.5 and no weight decay
 # (`LocalUpdate_fedavg` in their `models/Update.py`), where Table 2 gives every method momentum 0.9 and
-# weight decay 1e-4, which our cells use. The same MNIST IID γ = 0.10 cells at the paper's protocol
+# weight decay 1e-4, which our cells use. The same MNIST γ = 0.10 cells at the paper's protocol
 # with their optimiser (headline seeds) measure how much of these rows' distance to the paper it
 # accounts for (`at_authors_optimiser` below; the alternative reading, theirs for these three
 # methods only, would leave Table 2 for the others).

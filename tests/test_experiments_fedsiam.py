@@ -350,3 +350,14 @@ def test_the_authors_network_rows_add_their_dropout_network_to_each_authors_row(
     d = fedsiam.table5_cells(PAPER, "cpu", methods=["fedsiam_d"], settings=["iid"], datasets=["mnist"],
                              labeled_ratios=[0.10], seeds=[1234])[0].configs[0]
     assert by_method["fedsiam_d"] == d.replace(model="cnn_mnist_authors")
+
+
+def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
+    cells = fedsiam.authors_optimiser_cells(PAPER, "cpu", settings=("iid", "noniid3"))
+    assert {(c.setting, c.method) for c in cells} == {(s, m) for s in ("iid", "noniid3")
+                                                      for m in fedsiam.SUPERVISED_BASELINES}
+    for c in cells:
+        cfg = c.configs[0]
+        assert (cfg.partition, cfg.momentum, cfg.weight_decay) == (c.setting, 0.5, 0.0)
+    # the IID cells are the ones measured before the columns were added: the same run identities
+    assert [c.configs for c in cells if c.setting == "iid"] == [c.configs for c in fedsiam.authors_optimiser_cells(PAPER, "cpu")]

@@ -426,15 +426,17 @@ def table5_cells(profile: Profile, device: str, methods=None, settings=None, dat
     return cells
 
 
-def authors_optimiser_cells(profile: Profile, device: str, methods=SUPERVISED_BASELINES, seeds=None) -> list[Cell]:
-    """Table 5's MNIST IID γ = 0.10 cells of the supervised baselines with the authors' optimiser
+def authors_optimiser_cells(profile: Profile, device: str, methods=SUPERVISED_BASELINES, seeds=None,
+                            settings=("iid",)) -> list[Cell]:
+    """Table 5's MNIST γ = 0.10 cells of the supervised baselines with the authors' optimiser
     (AUTHORS_SUPERVISED_OPTIMISER), table `table5_authors_optimiser`; the same coordinates as Table
     5's, so they sit beside its rows."""
     cells = []
-    for method in methods:
-        cfg = paper_config("mnist", "iid", 0.10, method, device, **AUTHORS_SUPERVISED_OPTIMISER)
-        cells.append(Cell(PAPER, "table5_authors_optimiser", "iid", "0.10", "mnist", method,
-                          profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK), paper_runs=len(SEEDS)))
+    for setting in settings:
+        for method in methods:
+            cfg = paper_config("mnist", setting, 0.10, method, device, **AUTHORS_SUPERVISED_OPTIMISER)
+            cells.append(Cell(PAPER, "table5_authors_optimiser", setting, "0.10", "mnist", method,
+                              profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK), paper_runs=len(SEEDS)))
     return cells
 
 
