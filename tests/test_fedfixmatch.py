@@ -8,14 +8,13 @@ import torch.nn.functional as F
 
 from fssl_core.algorithms.base import Context
 from fssl_core.algorithms.fedfixmatch import FedFixMatch, fixmatch_unlabeled_loss
-from fssl_core.batches import DataView, Plan, TrainImages, batches
 from fssl_core.config import RunConfig
-from fssl_core.data.augment import augment_spec_for
 from fssl_core.models import build_model
 from fssl_core.runs import RunStore
 from fssl_core.training import Step
 
 from .conftest import requires_mnist
+from .fake_batches import mixed_batch
 
 MODEL_BYTES = 21_840 * 4
 
@@ -42,21 +41,12 @@ def test_no_gradient_flows_through_the_pseudo_label():
     assert strong.grad.abs().sum() > 0
 
 
-def _unlabeled_batch(n=8):
-    g = torch.Generator().manual_seed(0)
-    images = TrainImages(torch.rand(n, 1, 28, 28, generator=g), torch.arange(n) % 10,
-                         lambda x: (x - 0.5) / 0.5, augment_spec_for("mnist"))
-    view = DataView(labeled=torch.empty(0, dtype=torch.long), unlabeled=torch.arange(n))
-    plan = Plan(epochs=1, labeled_batch=0, unlabeled_batch=n, epoch_over="unlabeled")
-    return next(batches(images, view, plan, torch.Generator().manual_seed(1)))
-
-
 def test_the_unlabeled_loss_trains_the_model():
     cfg = RunConfig(algorithm="fedfixmatch", pseudo_label_threshold=0.0, unlabeled_loss_weight=2.0)
     model = build_model("cnn_mnist", num_classes=10, in_channels=1)
     algo = FedFixMatch(cfg, Context(model, 10, torch.device("cpu")))
     params = {k: v.clone().requires_grad_() for k, v in model.state_dict().items()}
-    batch = _unlabeled_batch()
+    batch, _ = mixed_batch(0, 8)
     loss, stats = algo.loss({"model": params}, batch, Step(round=1, local_step=0, local_steps=1))
     grads = torch.autograd.grad(loss, list(params.values()))
     assert all(g.abs().sum() > 0 for g in grads)
@@ -70,22 +60,12 @@ def test_the_unlabeled_loss_trains_the_model():
         torch.testing.assert_close(g, e)
 
 
-def _mixed_batch(labeled=3, unlabeled=7):
-    g = torch.Generator().manual_seed(0)
-    n = labeled + unlabeled
-    images = TrainImages(torch.rand(n, 1, 28, 28, generator=g), torch.arange(n) % 10,
-                         lambda x: (x - 0.5) / 0.5, augment_spec_for("mnist"))
-    view = DataView(labeled=torch.arange(labeled), unlabeled=torch.arange(labeled, n))
-    plan = Plan(epochs=1, labeled_batch=labeled, unlabeled_batch=unlabeled, epoch_over="unlabeled")
-    return next(batches(images, view, plan, torch.Generator().manual_seed(1)))
-
-
 def test_the_authors_labeled_mean_divides_the_labeled_sum_by_the_whole_batch():
     # the FedSiam authors' LocalUpdate_fedfixmatch: CrossEntropyLoss(size_average=False, ignore_index=-1) over
     # the mixed batch of 10, divided by 10: with 3 labeled samples, 3/10 of FixMatch's labeled mean
     model = build_model("cnn_mnist", num_classes=10, in_channels=1)
     params = {k: v.clone() for k, v in model.state_dict().items()}
-    batch, step = _mixed_batch(3, 7), Step(round=1, local_step=0, local_steps=1)
+    batch, step = mixed_batch(3, 7)[0], Step(round=1, local_step=0, local_steps=1)
     losses = {}
     for mean in ("labeled", "batch"):
         cfg = RunConfig(algorithm="fedfixmatch", unlabeled_loss_weight=0.0, labeled_loss_mean=mean)

@@ -8,14 +8,14 @@ import torch
 from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedmatch import (FedMatch, agreement_pseudo_labels, compose, l1_norm, l2_to_sigma,
                                            nearest_clients)
-from fssl_core.batches import DataView, Plan, TrainImages, UnlabeledPart, batches
+from fssl_core.batches import DataView, Plan, UnlabeledPart
 from fssl_core.config import RunConfig
-from fssl_core.data.augment import augment_spec_for
 from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model
 from fssl_core.runs import RunStore
 
 from .conftest import requires_mnist
+from .fake_batches import mixed_batch
 
 MODEL_BYTES = 21_840 * 4      # the MNIST CNN's parameters, float32; it has no buffers
 
@@ -59,16 +59,6 @@ def test_buffers_come_from_sigma_itself():
     assert all(torch.equal(theta[k], sigma[k] + 1) for k in params)
 
 
-def _mixed_batch(n_l=3, n_u=5):
-    g = torch.Generator().manual_seed(0)
-    n = n_l + n_u
-    images = TrainImages(torch.rand(n, 1, 28, 28, generator=g), torch.arange(n) % 10,
-                         lambda x: (x - 0.5) / 0.5, augment_spec_for("mnist"))
-    view = DataView(labeled=torch.arange(n_l), unlabeled=torch.arange(n_l, n))
-    plan = Plan(epochs=1, labeled_batch=n_l, unlabeled_batch=n_u, epoch_over="unlabeled")
-    return next(batches(images, view, plan, torch.Generator().manual_seed(1))), images
-
-
 def test_each_term_trains_only_its_own_part():
     algo, model = _algo(pseudo_label_threshold=0.0)       # every sample confident: Φ is active
     sigma = {k: v.clone() for k, v in model.state_dict().items()}
@@ -79,7 +69,7 @@ def test_each_term_trains_only_its_own_part():
     leaves = {**{("sigma", k): sigma[k] for k in psi}, **{("psi", k): p for k, p in psi.items()}}
     for t in leaves.values():
         t.requires_grad_()
-    batch, _ = _mixed_batch()
+    batch, _ = mixed_batch(3, 5)
 
     def grads(loss):
         return dict(zip(leaves, torch.autograd.grad(loss, list(leaves.values()), allow_unused=True,
@@ -122,7 +112,7 @@ def test_empty_helper_slots_change_no_loss():
     payload = {"sigma": sigma, "psi": psi, "helpers": [_random_like(psi, seed=5)]}
     nets = algo.client_init(payload, DataView(torch.arange(3), torch.arange(3, 8)))
     assert nets["helper_slots"]["present"].tolist() == [1.0, 0.0] and "helper1" in nets
-    batch, _ = _mixed_batch()
+    batch, _ = mixed_batch(3, 5)
     padded, stats = algo.unsupervised_loss(nets, batch.unlabeled)
     alone = {k: v for k, v in nets.items() if k != "helper1"}
     alone["helper_slots"] = {"present": torch.tensor([1.0])}
@@ -143,7 +133,7 @@ def test_l1_and_l2_terms_on_hand_tensors():
     # with no unlabeled sample, L_u is the two regularisers alone, λ_L2·6 + λ_L1·3.5
     algo, _ = _algo(fedmatch_lambda_l2=10.0, fedmatch_lambda_l1=1e-4)
     empty = torch.empty(0, dtype=torch.long)
-    part = UnlabeledPart(_mixed_batch()[1], empty, empty, torch.Generator())
+    part = UnlabeledPart(mixed_batch(3, 5)[1], empty, empty, torch.Generator())
     loss, _ = algo.unsupervised_loss({"sigma": sigma, "psi": psi}, part)
     assert loss.item() == pytest.approx(10.0 * 6 + 1e-4 * 3.5)
 
