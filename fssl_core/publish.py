@@ -50,15 +50,22 @@ def publish(staging: Path, narrowed: bool) -> list[str]:
 
 
 def merged_results(old: pd.DataFrame, new: pd.DataFrame, narrowed: bool) -> tuple[pd.DataFrame, str]:
-    """The published table: `new` (whole scope) or `new` over `old` (narrowed scope); and a note on
-    the measured rows of `old` that it keeps or drops."""
+    """The published table: `new` (whole scope) or `new` over `old` (narrowed scope: where both have a
+    row, the one averaged over more runs); and a note on the measured rows of `old` that it keeps or drops."""
     new_keys = set(map(tuple, new[ROW_KEY].astype(str).values))
     outside = old[[tuple(k) not in new_keys for k in old[ROW_KEY].astype(str).values]]
     measured_outside = outside[outside.n_runs.fillna(0) > 0]
     if narrowed:
-        merged = pd.concat([outside, new], ignore_index=True)
-        note = f"kept {len(measured_outside)} measured row(s) outside this run's scope" if len(measured_outside) else ""
-        return merged, note
+        # a narrowed run may re-measure a published cell with fewer seeds (e.g. a table's IID cell as
+        # its one-seed headline, while the table's row averages three): the row of more runs stays
+        runs = {tuple(k): n for k, n in zip(old[ROW_KEY].astype(str).values, old.n_runs.fillna(0))}
+        fewer = [runs.get(tuple(k), 0) > n for k, n in zip(new[ROW_KEY].astype(str).values, new.n_runs.fillna(0))]
+        kept_keys = {tuple(k) for k, f in zip(new[ROW_KEY].astype(str).values, fewer) if f}
+        kept = old[[tuple(k) in kept_keys for k in old[ROW_KEY].astype(str).values]]
+        merged = pd.concat([outside, kept, new[[not f for f in fewer]]], ignore_index=True)
+        notes = ([f"kept {len(measured_outside)} measured row(s) outside this run's scope"] if len(measured_outside) else [])
+        notes += [f"kept {len(kept)} row(s) averaged over more runs than this narrowed run measured"] if len(kept) else []
+        return merged, "; ".join(notes)
     if not len(measured_outside):
         return new, ""
     cells = ", ".join(f"{r.table} {r.setting} γ={r.labeled} {r.dataset} {r.method} ({r.profile})"

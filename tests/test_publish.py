@@ -31,6 +31,17 @@ def test_a_narrowed_rerun_replaces_its_cells_and_keeps_the_others():
     assert len(merged) == 4 and note == "kept 2 measured row(s) outside this run's scope"   # a, b at paper
 
 
+def test_a_narrowed_rerun_never_replaces_a_row_of_more_seeds_by_one_of_fewer():
+    # the Table 5 notebook re-measures its IID cell as a one-seed headline; a narrowed paper run of
+    # the Non-IID columns must not replace the published three-seed IID row with it
+    old = pd.DataFrame([_row("b", 93.0, profile="paper", n_runs=3), _row("a", 90.0, profile="paper", n_runs=1)])
+    new = pd.DataFrame([_row("b", 92.5, profile="paper", n_runs=1), _row("a", 90.5, profile="paper", n_runs=3)])
+    merged, note = merged_results(old, new, narrowed=True)
+    values = {r.method: (r.reproduced_value, r.n_runs) for r in merged.itertuples()}
+    assert values == {"b": (93.0, 3), "a": (90.5, 3)} and len(merged) == 2
+    assert note == "kept 1 row(s) averaged over more runs than this narrowed run measured"
+
+
 def test_a_whole_rerun_replaces_the_table_and_names_the_measured_rows_it_drops():
     merged, note = merged_results(OLD, NEW, narrowed=False)
     assert merged.reproduced_value.tolist() == [92.0]
