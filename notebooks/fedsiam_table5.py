@@ -94,8 +94,9 @@ check_cells = fedsiam.table5_cells(paper_protocol_profile, device, methods=proto
                                    seeds=headline_seeds)
 optimiser_check_methods = (fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods",
                                                         fedsiam.SUPERVISED_BASELINES) if authors_rows else [])
-# the authors' optimiser and their Fed(Fix)Match computation in every γ = 0.10 column (IID only at smoke)
-authors_settings = fedsiam.paper_protocol_scope(run_profile, "table5_settings", fedsiam.TABLE5_SETTINGS)
+# the authors' optimiser and their Fed(Fix)Match computation in every γ = 0.10 column at the paper profile,
+# the IID column at the others (each is a paper-protocol run beside the profile's sweep)
+authors_settings = run_profile.scope(fedsiam.TABLE5_SETTINGS, ("iid",))
 optimiser_cells = fedsiam.authors_optimiser_cells(paper_protocol_profile, device, methods=optimiser_check_methods,
                                                   seeds=headline_seeds, settings=authors_settings)
 fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device, seeds=headline_seeds,
