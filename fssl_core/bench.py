@@ -240,11 +240,16 @@ def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int,
     return {name: statistics.median(s) for name, s in seconds.items()}
 
 
+def case_config(case: str, device: str) -> RunConfig:
+    """A case's run: the protocol, the case's own settings, rounds far beyond those timed and no
+    evaluation (the figures are of training, not of the test pass)."""
+    return RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[case]})
+
+
 def measure_case(case: str, device: str, rounds: int) -> dict:
     """One case's row: seconds per round of each trainer (median of `rounds` interleaved rounds after a
     warm-up round), their ratios, and the round's counted FLOPs."""
-    # rounds far beyond those timed, evaluated never: the figures are of training, not of the test pass
-    cfg = RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[case]})
+    cfg = case_config(case, device)
     row = {"case": case, "device": device,
            "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
            "threads": torch.get_num_threads()}
@@ -256,8 +261,7 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
     trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
     if case in REFERENCE:
-        reference = RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[REFERENCE[case]]})
-        trainers["reference"] = engine_rounds(reference.replace(trainer="cohort"))
+        trainers["reference"] = engine_rounds(case_config(REFERENCE[case], device).replace(trainer="cohort"))
     row["matmul_gflops"] = round(matmul_peak_gflops(device), 1)
     for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
         row[f"{name}_s"] = round(seconds, 4)

@@ -49,20 +49,25 @@ def publish(staging: Path, narrowed: bool) -> list[str]:
     return notes
 
 
+def _keys(frame: pd.DataFrame) -> list[tuple]:
+    """Each row's (cell, profile) key."""
+    return list(map(tuple, frame[ROW_KEY].astype(str).values))
+
+
 def merged_results(old: pd.DataFrame, new: pd.DataFrame, narrowed: bool) -> tuple[pd.DataFrame, str]:
     """The published table: `new` (whole scope) or `new` over `old` (narrowed scope: where both have a
     row, the one averaged over more runs); and a note on the measured rows of `old` that it keeps or drops."""
-    new_keys = set(map(tuple, new[ROW_KEY].astype(str).values))
-    outside = old[[tuple(k) not in new_keys for k in old[ROW_KEY].astype(str).values]]
+    old_keys, new_keys = _keys(old), _keys(new)
+    published = set(new_keys)
+    outside = old[[k not in published for k in old_keys]]
     measured_outside = outside[outside.n_runs.fillna(0) > 0]
     if narrowed:
         # a narrowed run may re-measure a published cell with fewer seeds (e.g. a table's IID cell as
         # its one-seed headline, while the table's row averages three): the row of more runs stays
-        runs = {tuple(k): n for k, n in zip(old[ROW_KEY].astype(str).values, old.n_runs.fillna(0))}
-        fewer = [runs.get(tuple(k), 0) > n for k, n in zip(new[ROW_KEY].astype(str).values, new.n_runs.fillna(0))]
-        kept_keys = {tuple(k) for k, f in zip(new[ROW_KEY].astype(str).values, fewer) if f}
-        kept = old[[tuple(k) in kept_keys for k in old[ROW_KEY].astype(str).values]]
-        merged = pd.concat([outside, kept, new[[not f for f in fewer]]], ignore_index=True)
+        old_runs = dict(zip(old_keys, old.n_runs.fillna(0)))
+        fewer = {k for k, n in zip(new_keys, new.n_runs.fillna(0)) if old_runs.get(k, 0) > n}
+        kept = old[[k in fewer for k in old_keys]]
+        merged = pd.concat([outside, kept, new[[k not in fewer for k in new_keys]]], ignore_index=True)
         notes = ([f"kept {len(measured_outside)} measured row(s) outside this run's scope"] if len(measured_outside) else [])
         notes += [f"kept {len(kept)} row(s) averaged over more runs than this narrowed run measured"] if len(kept) else []
         return merged, "; ".join(notes)

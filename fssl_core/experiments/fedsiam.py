@@ -307,27 +307,39 @@ def table5_claims(results: pd.DataFrame) -> pd.DataFrame:
         if accuracy[(accuracy.setting == setting) & (accuracy.labeled == labeled) & (accuracy.dataset == dataset)].empty:
             continue
         baselines = [_cell_stats(column, m, "accuracy") for m in BASELINES]
-        best = max(baselines, key=lambda s: -math.inf if math.isnan(s[0]) else s[0])
         d, mt, pi = (_cell_stats(column, m, "accuracy") for m in ("fedsiam_d", "fedsiam_mt", "fedsiam_pi"))
         up_d, up_mt, up_pi = (_cell_stats(column, m, "upload_mb") for m in ("fedsiam_d", "fedsiam_mt", "fedsiam_pi"))
-        # (method, metric, inputs): a claim is stated only where all its inputs were measured (every
-        # baseline for the first), so a slice of a table never states it on part of the evidence
-        claims = [("fedsiam_d vs best baseline", "fedsiam_d_minus_best_baseline", (d, best), [d, *baselines]),
-                  ("fedsiam_d vs fedsiam_pi", "upload_d_minus_pi", (up_d, up_pi), [up_d, up_pi]),
-                  ("fedsiam_mt vs fedsiam_d", "upload_mt_minus_d", (up_mt, up_d), [up_mt, up_d]),
-                  ("fedsiam_d vs fedsiam_mt", "fedsiam_d_mt_accuracy_parity", (d, mt), [d, mt])]
-        first = column.iloc[0]
-        for method, metric, (a, b), inputs in claims:
-            if any(math.isnan(s[0]) for s in inputs):
-                continue
-            value, se = _difference(a, b)
-            seeds = min(s[2] for s in inputs)
-            rows.append({"paper": PAPER, "table": "table5_claims", "setting": setting, "labeled": labeled,
-                         "dataset": dataset, "method": method, "metric": metric, "paper_value": 0.0,
-                         "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
-                         "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan, "n_runs": seeds,
-                         "profile": first.profile, "device": first.device, "seconds": 0.0, "status": first.status})
+        claims = [("fedsiam_d vs best baseline", "fedsiam_d_minus_best_baseline", d, _best(baselines), [d, *baselines]),
+                  ("fedsiam_d vs fedsiam_pi", "upload_d_minus_pi", up_d, up_pi, [up_d, up_pi]),
+                  ("fedsiam_mt vs fedsiam_d", "upload_mt_minus_d", up_mt, up_d, [up_mt, up_d]),
+                  ("fedsiam_d vs fedsiam_mt", "fedsiam_d_mt_accuracy_parity", d, mt, [d, mt])]
+        rows += _claim_rows("table5_claims", (setting, labeled, dataset), claims, column.iloc[0])
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _best(stats: list[tuple[float, float, int]]) -> tuple[float, float, int]:
+    """The stats of the highest mean (an unmeasured row never wins)."""
+    return max(stats, key=lambda s: -math.inf if math.isnan(s[0]) else s[0])
+
+
+def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, first) -> list[dict]:
+    """Report rows of `claims`, each (method, metric, a, b, inputs): a − b with its standard error over
+    seeds, n_runs the fewest seeds among `inputs`. A claim is stated only where all its inputs were
+    measured (e.g. every baseline), so a slice of a table never states it on part of the evidence;
+    profile, device and status are those of the table's row `first`."""
+    setting, labeled, dataset = coordinates
+    rows = []
+    for method, metric, a, b, inputs in claims:
+        if any(math.isnan(s[0]) for s in inputs):
+            continue
+        value, se = _difference(a, b)
+        rows.append({"paper": PAPER, "table": table, "setting": setting, "labeled": labeled, "dataset": dataset,
+                     "method": method, "metric": metric, "paper_value": 0.0,
+                     "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
+                     "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan,
+                     "n_runs": min(s[2] for s in inputs), "profile": first.profile, "device": first.device,
+                     "seconds": 0.0, "status": first.status})
+    return rows
 
 
 def table7_claims(results: pd.DataFrame) -> pd.DataFrame:
@@ -343,22 +355,11 @@ def table7_claims(results: pd.DataFrame) -> pd.DataFrame:
         def stats(setting):
             return _row_stats(part[part.setting == setting])
         others = [stats(f"alpha_max={a}") for a in ("0.9", "0.99", "0.9999")]
-        best_other = max(others, key=lambda s: -math.inf if math.isnan(s[0]) else s[0])
-        claims = [("fedsiam_d vs fedsiam_nosiam", "siamese_d_minus_nosiam",
-                   stats("siamese=yes"), stats("siamese=no"), [stats("siamese=yes"), stats("siamese=no")]),
-                  ("alpha_max=0.999 vs the other rows", "alpha_0999_minus_best_other",
-                   stats("alpha_max=0.999"), best_other, [stats("alpha_max=0.999"), *others])]
-        first = part.iloc[0]
-        for method, metric, a, b, inputs in claims:
-            if any(math.isnan(s[0]) for s in inputs):
-                continue
-            value, se = _difference(a, b)
-            rows.append({"paper": PAPER, "table": "table7_claims", "setting": "iid", "labeled": "0.10",
-                         "dataset": dataset, "method": method, "metric": metric, "paper_value": 0.0,
-                         "reproduced_value": round(value, 3),
-                         "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan,
-                         "n_runs": min(s[2] for s in inputs), "profile": first.profile, "device": first.device,
-                         "seconds": 0.0, "status": first.status})
+        siamese, nosiam, alpha = stats("siamese=yes"), stats("siamese=no"), stats("alpha_max=0.999")
+        claims = [("fedsiam_d vs fedsiam_nosiam", "siamese_d_minus_nosiam", siamese, nosiam, [siamese, nosiam]),
+                  ("alpha_max=0.999 vs the other rows", "alpha_0999_minus_best_other", alpha, _best(others),
+                   [alpha, *others])]
+        rows += _claim_rows("table7_claims", ("iid", "0.10", dataset), claims, part.iloc[0])
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -447,11 +448,17 @@ def authors_fixmatch_cells(profile: Profile, device: str, settings=("iid",), see
     cells = []
     for setting in settings:
         cfg = paper_config("mnist", setting, 0.10, "fedfixmatch", device, **AUTHORS_FIXMATCH)
-        configs = profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK)
-        cells += [Cell(PAPER, "table5_authors_fixmatch", setting, "0.10", "mnist", row, configs, metric,
-                       paper_runs=len(SEEDS))
-                  for row in AUTHORS_FIXMATCH_ROWS for metric in ("accuracy", "accuracy_test_selected")]
+        cells += [cell for row in AUTHORS_FIXMATCH_ROWS
+                  for cell in _authors_cells("table5_authors_fixmatch", setting, row, cfg, profile, seeds)]
     return cells
+
+
+def _authors_cells(table: str, setting: str, method: str, cfg: RunConfig, profile: Profile, seeds) -> list[Cell]:
+    """A Table 5 MNIST γ = 0.10 row of the authors' computation, last-round and test-selected (the
+    paper's values are test-selected), at Table 5's coordinates so it sits beside the paper's row."""
+    configs = profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK)
+    return [Cell(PAPER, table, setting, "0.10", "mnist", method, configs, metric, paper_runs=len(SEEDS))
+            for metric in ("accuracy", "accuracy_test_selected")]
 
 
 def authors_network_cells(profile: Profile, device: str, seeds=None) -> list[Cell]:
@@ -461,9 +468,7 @@ def authors_network_cells(profile: Profile, device: str, seeds=None) -> list[Cel
     cells = []
     for method, authors in AUTHORS_NETWORK_ROWS.items():
         cfg = paper_config("mnist", "iid", 0.10, method, device, **authors, **AUTHORS_NETWORK)
-        configs = profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK)
-        cells += [Cell(PAPER, "table5_authors_network", "iid", "0.10", "mnist", method, configs, metric,
-                       paper_runs=len(SEEDS)) for metric in ("accuracy", "accuracy_test_selected")]
+        cells += _authors_cells("table5_authors_network", "iid", method, cfg, profile, seeds)
     return cells
 
 
