@@ -325,6 +325,28 @@ def test_table7_claims_compare_the_siamese_pair_and_the_alpha_max_rows():
     assert fedsiam.table7_claims(frame[frame.setting != "alpha_max=0.9"]).metric.tolist() == ["siamese_d_minus_nosiam"]
 
 
+def test_table8_claims_compare_the_papers_chosen_consistency_loss_with_the_other():
+    import math
+
+    import pandas as pd
+
+    from fssl_core.report import COLUMNS, claim_verdicts
+    rows = [("iid", "mnist", "mse", 98.51), ("iid", "mnist", "kl", 98.48), ("noniid1", "mnist", "mse", 97.0),
+            ("noniid1", "mnist", "kl", 87.0), ("noniid1", "cifar10", "mse", 41.0), ("noniid1", "cifar10", "kl", 48.0),
+            ("iid", "svhn", "mse", 90.0)]          # its KL row unmeasured: no claim
+    frame = pd.DataFrame([{"paper": "fedsiam", "table": "table8", "setting": s, "labeled": "0.10", "dataset": d,
+                           "method": f"fedsiam_d_{loss}", "metric": "accuracy", "paper_value": math.nan,
+                           "reproduced_value": v, "reproduced_std": math.nan, "n_runs": 1, "profile": "paper",
+                           "device": "cpu", "seconds": 1.0, "status": "reduced"} for s, d, loss, v in rows],
+                         columns=COLUMNS)
+    claims = fedsiam.table8_claims(frame)
+    assert list(zip(claims.setting, claims.dataset, claims.method)) == [
+        ("iid", "mnist", "fedsiam_d_mse vs fedsiam_d_kl"), ("noniid1", "mnist", "fedsiam_d_mse vs fedsiam_d_kl"),
+        ("noniid1", "cifar10", "fedsiam_d_kl vs fedsiam_d_mse")]      # KL is the paper's pick for CIFAR-10 non-IID
+    assert claims.reproduced_value.tolist() == pytest.approx([0.03, 10.0, 7.0])
+    assert claim_verdicts(claims).verdict.tolist() == ["holds, 1 seed"] * 3
+
+
 def test_the_authors_fixmatch_rows_are_one_run_of_fedfixmatch_without_its_unlabeled_gradient():
     cells = fedsiam.authors_fixmatch_cells(PAPER, "cpu", settings=("iid", "noniid1"))
     assert {(c.setting, c.method, c.metric) for c in cells} == {
