@@ -74,7 +74,7 @@ save_figure(fig, "fedsiam_table6", run_profile.name)
 fedsiam.group_margins(results)
 
 # %% [markdown]
-# ## Cells more than 2 points from the paper
+# ## Cells more than 1.5 points from the paper
 # - **Profile.** `quick` runs one local epoch and one seed (rows say `reduced`).
 # - **Server training.** The paper does not say how long the server trains per round; we run one
 #   epoch over its labeled set (60 steps at γ = 0.01, 600 at γ = 0.10 on MNIST).

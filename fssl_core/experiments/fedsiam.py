@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..config import RunConfig
 from ..profiles import Profile
-from ..report import Cell, large_deltas
+from ..report import WITHIN_POINTS, Cell, large_deltas
 
 PAPER = "fedsiam"
 SEEDS = [1234, 1235, 1236]          # "average accuracy of three runs"; the paper's seed is 1234
@@ -146,7 +146,7 @@ AUTHORS_FIXMATCH_ROWS = ("fedfixmatch", "fedmatch")
 AUTHORS_NETWORK = {"model": "cnn_mnist_authors"}
 AUTHORS_NETWORK_ROWS = {"fedavg": AUTHORS_SUPERVISED_OPTIMISER, "fedfixmatch": AUTHORS_FIXMATCH, "fedsiam_d": {}}
 
-# Likely reasons for a cell more than 2 points from the paper, each (methods or None for any,
+# Likely reasons for a cell more than 1.5 points from the paper, each (methods or None for any,
 # direction of the gap, profiles it applies at or None for any, reason). Found by reading the
 # authors' code (github.com/zewei-long/fedsiam-pytorch, labels-at-client) and by our measurements;
 # `explain_large_deltas` lists every reason that holds beside each such cell.
@@ -181,10 +181,9 @@ DELTA_REASONS = (
      "accuracy; ours is the last round's. The `test_selected` column gives ours selected the same way"),
     (("fedsiam_d_kl",), "above", _ANY,
      "not explained by a known difference: the authors scale the KL as we do (summed over classes, mean "
-     "over the batch), yet their KL row sits far below their own MSE row, which our runs do not show"),
+     "over the batch); our FedSiam-D rows sit above the paper's with either loss"),
 )
-UNEXPLAINED = ("no known difference explains it; one seed (quick), where non-IID runs swing by points from "
-               "round to round, is the first suspect")
+UNEXPLAINED = "no known difference explains it (measured_cause: what was measured)"
 
 
 def likely_reasons(method: str, delta: float, profile: str) -> list[str]:
@@ -196,30 +195,51 @@ def likely_reasons(method: str, delta: float, profile: str) -> list[str]:
             and (profiles is None or profile in profiles)]
 
 
-def explain_large_deltas(results: pd.DataFrame, points: float = 2.0,
-                         at_paper_protocol: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The cells more than `points` from the paper, each with its likely reasons (or UNEXPLAINED).
+def explain_large_deltas(results: pd.DataFrame, points: float = WITHIN_POINTS,
+                         at_paper_protocol: pd.DataFrame | None = None,
+                         measured: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The cells more than `points` from the paper, each with its likely reasons (or UNEXPLAINED) and
+    its measured cause (`measured_cause`).
 
     `at_paper_protocol`: results of the same cells run at the paper's own protocol (e.g. a notebook's
     headline); where a cell has one, its value there is shown beside the reduced one, so the reader
-    sees how much of the gap the reduced profile accounts for."""
+    sees how much of the gap the reduced profile accounts for. `measured`: column name -> results of
+    the same cells computed another way (e.g. the authors' optimiser), each shown beside the cell."""
     table = large_deltas(results, points)
     reasons = [" · ".join(likely_reasons(r.method, r.delta, r.profile)) or UNEXPLAINED
                for r in table.itertuples()]
-    columns = ["setting", "labeled", "dataset", "method", "metric", "paper_value", "reproduced_value", "delta",
-               "profile"]
+    columns = ["setting", "labeled", "dataset", "method", "metric", "paper_value", "reproduced_value",
+               "reproduced_std", "n_runs", "delta", "profile"]
     key = ["setting", "labeled", "dataset", "method", "metric"]
     selected = results[results.metric == "accuracy_test_selected"].assign(metric="accuracy")
-    selected = selected.dropna(subset=["reproduced_value"])[key + ["reproduced_value"]].drop_duplicates(key)
-    table = table[columns].merge(selected.rename(columns={"reproduced_value": "test_selected"}), on=key, how="left")
-    columns.append("test_selected")
-    table = table.assign(likely_reason=reasons)
-    if at_paper_protocol is None or at_paper_protocol.empty:
-        return table
-    measured = at_paper_protocol.dropna(subset=["reproduced_value"])[key + ["reproduced_value"]]
-    measured = measured.rename(columns={"reproduced_value": "at_paper_protocol"})
-    merged = table.merge(measured.drop_duplicates(key), on=key, how="left")
-    return merged[columns + ["at_paper_protocol", "likely_reason"]]
+    others = {"test_selected": selected}
+    if at_paper_protocol is not None and not at_paper_protocol.empty:
+        others["at_paper_protocol"] = at_paper_protocol
+    others.update(measured or {})
+    table = table[columns].assign(likely_reason=reasons)
+    for name, frame in others.items():
+        frame = frame[frame.metric == "accuracy"].dropna(subset=["reproduced_value"])
+        table = table.merge(frame[key + ["reproduced_value"]].drop_duplicates(key)
+                            .rename(columns={"reproduced_value": name}), on=key, how="left")
+    table["measured_cause"] = [measured_cause(row, list(others), points) for row in table.to_dict("records")]
+    return table[columns + list(others) + ["measured_cause", "likely_reason"]]
+
+
+def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POINTS) -> str:
+    """What measurably brings a cell within `points` of the paper: the seeds' spread (the paper's
+    value within two standard deviations of our seeds' mean), else the closest of the `candidates`
+    columns (the same cell selected or computed another way) that lands within `points`; else
+    "none measured", with the closest measured value's distance."""
+    paper = row["paper_value"]
+    std, n = row.get("reproduced_std"), row.get("n_runs") or 0
+    if n >= 2 and not pd.isna(std) and abs(row["delta"]) <= 2 * std:
+        return f"seed spread: the paper within 2 std ({2 * std:.2f}) of our {n} seeds"
+    distances = {name: row[name] - paper for name in candidates if not pd.isna(row.get(name))}
+    if not distances:
+        return "none measured"
+    name = min(distances, key=lambda k: abs(distances[k]))
+    closest = f"{name} {row[name]:.2f} ({distances[name]:+.2f} from the paper)"
+    return closest if abs(distances[name]) <= points else f"none measured; closest: {closest}"
 
 
 def _per_column(results: pd.DataFrame, measure) -> pd.DataFrame:
@@ -520,7 +540,8 @@ def table7_variants(dataset: str) -> dict[str, tuple[str, dict]]:
     return variants
 
 
-def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None, seeds=None) -> list[Cell]:
+def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None, seeds=None,
+                 metrics=("accuracy",)) -> list[Cell]:
     """variants: Table 7's setting names (table7_variants); None: the profile's scope."""
     known = table7_variants("mnist")
     if variants is None:
@@ -534,7 +555,8 @@ def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None
             if setting not in variants:
                 continue
             cfg = paper_config(dataset, "iid", 0.10, method, device, **changes)
-            cells.append(_cell("table7", setting, 0.10, dataset, method, cfg, profile, seeds, ABLATION_SEEDS))
+            cells += [_cell("table7", setting, 0.10, dataset, method, cfg, profile, seeds, ABLATION_SEEDS, m)
+                      for m in metrics]
     return cells
 
 
@@ -562,7 +584,7 @@ def alpha_reached(cells: list[Cell], store=None) -> pd.DataFrame:
     store = store or RunStore()
     rows, curves = [], {}
     for cell in cells:
-        if not cell.setting.startswith("alpha_max=") or not cell.configs:
+        if not cell.setting.startswith("alpha_max=") or not cell.configs or cell.metric != "accuracy":
             continue
         cfg = cell.configs[0]
         result = store.load(cfg)
@@ -579,15 +601,16 @@ def alpha_reached(cells: list[Cell], store=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=None, seeds=None) -> list[Cell]:
+def table8_cells(profile: Profile, device: str, datasets=DATASETS, settings=None, seeds=None,
+                 metrics=("accuracy",)) -> list[Cell]:
     """Table 8: FedSiam-D with the MSE (Eq. 4) or the KL (Eq. 5) consistency loss, IID and
     Non-IID-I; settings=None: the profile's scope."""
     if settings is None:
         settings = _scope(profile, "table8_settings", ("iid", "noniid1"))
     return [_cell("table8", setting, 0.10, dataset, f"fedsiam_d_{loss}",
                   paper_config(dataset, setting, 0.10, "fedsiam_d", device, consistency=loss),
-                  profile, seeds, ABLATION_SEEDS)
-            for setting in settings for dataset in datasets for loss in ("mse", "kl")]
+                  profile, seeds, ABLATION_SEEDS, m)
+            for setting in settings for dataset in datasets for loss in ("mse", "kl") for m in metrics]
 
 
 def figure5_cells(profile: Profile, device: str, datasets=("svhn", "mnist"), settings=None,
