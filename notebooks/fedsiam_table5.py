@@ -243,8 +243,8 @@ comparison_table(fixmatch_results)
 # ## The authors' network
 # The authors' MNIST CNN (`models/Nets.py`) adds `Dropout2d(0.5)` on conv2's maps and dropout 0.5 after
 # fc1 to Table 1's layers, under every method; Table 1 lists no dropout, and our cells follow the table.
-# Here FedAvg with the authors' optimiser, FedFixMatch as the authors compute it and FedSiam-D each
-# run once more on that network (`cnn_mnist_authors`): the difference to the row above each is the
+# Here FedAvg with the authors' optimiser, FedFixMatch as the authors compute it (one run serving
+# their FedFixMatch and FedMatch rows, as above) and FedSiam-D each run once more on that network (`cnn_mnist_authors`): the difference to the row above each is the
 # network's share of the distance to the paper (`at_authors_network` below).
 
 # %%

@@ -392,7 +392,8 @@ def test_the_authors_fixmatch_rows_are_one_run_of_fedfixmatch_without_its_unlabe
 def test_the_authors_network_rows_add_their_dropout_network_to_each_authors_row():
     cells = fedsiam.authors_network_cells(PAPER, "cpu")
     by_method = {c.method: c.configs[0] for c in cells}
-    assert set(by_method) == {"fedavg", "fedfixmatch", "fedsiam_d"} and len(cells) == 6
+    assert set(by_method) == {"fedavg", "fedfixmatch", "fedmatch", "fedsiam_d"} and len(cells) == 8
+    assert by_method["fedmatch"] == by_method["fedfixmatch"]       # the authors' two rows are one computation
     assert all(cfg.model == "cnn_mnist_authors" for cfg in by_method.values())
     assert (by_method["fedavg"].momentum, by_method["fedavg"].weight_decay) == (0.5, 0.0)
     assert by_method["fedfixmatch"].unlabeled_loss_weight == 0.0
