@@ -411,3 +411,22 @@ def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
         assert (cfg.partition, cfg.momentum, cfg.weight_decay) == (c.setting, 0.5, 0.0)
     # the IID cells are the ones measured before the columns were added: the same run identities
     assert [c.configs for c in cells if c.setting == "iid"] == [c.configs for c in fedsiam.authors_optimiser_cells(PAPER, "cpu")]
+
+
+def test_the_authors_code_logs_give_their_last_round_and_their_test_selected_accuracy(tmp_path):
+    (tmp_path / "main_fedsiam_mt_noniid_improve.log").write_text(
+        "# command: python main_fedsiam_mt.py --iid noniid_improve\n"
+        "Round   0, Average loss 0.5, Average loss_consist 0.1, acc_valid 20.50%, acc_ema_valid 19.00%\n"
+        "Round  49, Average loss 0.1, Average loss_consist 0.0, acc_valid 95.25%, acc_ema_valid 95.00%\n"
+        "\ns:Training accuracy: 96.0000\ns:Testing accuracy: 95.8100\n"
+        "\nt:Training accuracy: 96.0000\nt:Testing accuracy: 95.9000\n")
+    (tmp_path / "main_fedfixmatch_noniid_ssl.log").write_text(
+        "Round  49, Average loss 0.100, acc_valid 92.00%\n\n Begin test\n"
+        "labeled Training accuracy: 99.00%\nTesting accuracy: 92.40% \n\n")
+    (tmp_path / "main_fedsiam_d_iid.log").write_text("Round   0, loss 0.4, acc_valid 74.12%, acc_ema_valid 74.12%\n")
+    rows = fedsiam.authors_code_results(tmp_path)       # the unfinished FedSiam-D run gives no row
+    got = {(r.setting, r.method, r.metric): r.reproduced_value for r in rows.itertuples()}
+    assert got == {("noniid3", "fedfixmatch", "accuracy"): 92.0, ("noniid3", "fedfixmatch", "accuracy_test_selected"): 92.4,
+                   ("noniid2", "fedsiam_mt", "accuracy"): 95.25,
+                   ("noniid2", "fedsiam_mt", "accuracy_test_selected"): 95.81}   # the online net's, not t:
+    assert set(rows.table) == {"table5_authors_code"} and set(rows.labeled) == {"0.10"}

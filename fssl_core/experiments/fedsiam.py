@@ -22,6 +22,8 @@ curve), Table 8 the consistency loss (MSE vs KL). The text of §4.4 calls them t
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import pandas as pd
 
@@ -509,6 +511,46 @@ def authors_network_cells(profile: Profile, device: str, seeds=None) -> list[Cel
         cells += [cell for row in rows
                   for cell in _authors_cells("table5_authors_network", "iid", row, cfg, profile, seeds)]
     return cells
+
+
+# Runs of the FedSiam authors' public code itself (zewei-long/fedsiam-pytorch, labels-at-client, their
+# README's MNIST commands at γ = 0.1, 50 rounds, run on CPU outside this package): one log per run in
+# results/authors_code/, its first lines saying the commit and the command. Their code seeds torch only
+# (client picks and splits draw from numpy's unseeded generator), so a rerun differs by its seed
+# spread. What they measure: how far the paper's value is what the authors' code computes.
+AUTHORS_CODE_SCRIPTS = {"main_fedavg": "fedavg", "main_fedsem": "fedsem", "main_fedfixmatch": "fedfixmatch",
+                        "main_fedmatch": "fedmatch", "main_fedsiam_pi": "fedsiam_pi", "main_fedsiam_mt": "fedsiam_mt",
+                        "main_fedsiam_d": "fedsiam_d"}
+AUTHORS_CODE_SETTINGS = {"iid": "iid", "noniid_tradition": "noniid1", "noniid_improve": "noniid2",
+                         "noniid_ssl": "noniid3"}       # their --iid names (data/sampling.py)
+_LOG_NAME = re.compile(r"^(main_\w+?)_(iid|noniid_tradition|noniid_improve|noniid_ssl)$")
+_ROUND = re.compile(r"^Round\s+\d+,.*?acc_valid ([\d.]+)%", re.M)
+_SELECTED = re.compile(r"^(?:s:)?Testing accuracy: ([\d.]+)", re.M)    # s: the online net, as the paper reports
+
+
+def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
+    """Report rows (table `table5_authors_code`) of the finished logs in results/authors_code/: per
+    run its last round's test accuracy (`accuracy`) and the accuracy of the model their code keeps,
+    the round with the lowest test loss (`accuracy_test_selected`). A log without its final test
+    line (an unfinished run) gives no row."""
+    from ..paths import project_root
+    from ..report import COLUMNS
+    folder = folder or project_root() / "results" / "authors_code"
+    rows = []
+    for log in sorted(folder.glob("*.log")):
+        name = _LOG_NAME.match(log.stem)           # <script>_<their --iid>
+        text = log.read_text()
+        selected, rounds = _SELECTED.search(text), _ROUND.findall(text)
+        if not name or name[1] not in AUTHORS_CODE_SCRIPTS or not selected or not rounds:
+            continue
+        script, iid = name.groups()
+        for metric, value in (("accuracy", float(rounds[-1])), ("accuracy_test_selected", float(selected.group(1)))):
+            rows.append({"paper": PAPER, "table": "table5_authors_code", "setting": AUTHORS_CODE_SETTINGS[iid],
+                         "labeled": "0.10", "dataset": "mnist", "method": AUTHORS_CODE_SCRIPTS[script],
+                         "metric": metric, "paper_value": math.nan, "reproduced_value": value,
+                         "reproduced_std": math.nan, "n_runs": 1, "profile": "paper", "device": "cpu",
+                         "seconds": math.nan, "status": "reduced"})
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=None,
