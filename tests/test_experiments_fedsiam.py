@@ -155,10 +155,12 @@ def test_large_deltas_carry_the_reasons_that_hold_for_their_method_direction_and
     assert "detached" in fixmatch and "flip digits" in fixmatch and "σ/ψ" not in fixmatch
     assert "1 local epoch" in quick_avg and "1 local epoch" in quick_pi
     # the epoch reasons are the quick profile's; at the paper's protocol a gap below the paper has one
-    # known reason left, the paper's test-selected values; nothing explains a siamese cell above it
+    # known reason left, the paper's test-selected values; a siamese cell above it, the authors' dropout
     assert "test-selected" in quick_avg and "test-selected" not in fixmatch
     assert paper_avg == paper_pi and "test-selected" in paper_avg and "1 local epoch" not in paper_avg
-    assert mt_above == fedsiam.UNEXPLAINED
+    assert "dropout" in mt_above and "dropout" not in paper_pi
+    assert fedsiam.likely_reasons("fedfixmatch", -3.0, "paper") == fedsiam.likely_reasons("fedavg", -3.0, "paper")
+    assert fedsiam.likely_reasons("fedsem", 3.0, "paper")[0].startswith("the authors train these baselines")
 
 
 def test_large_deltas_show_ours_selected_as_the_paper_selects():
