@@ -426,9 +426,14 @@ def test_the_authors_code_logs_give_their_last_round_and_their_test_selected_acc
         "Round  49, Average loss 0.100, acc_valid 92.00%\n\n Begin test\n"
         "labeled Training accuracy: 99.00%\nTesting accuracy: 92.40% \n\n")
     (tmp_path / "main_fedsiam_d_iid.log").write_text("Round   0, loss 0.4, acc_valid 74.12%, acc_ema_valid 74.12%\n")
+    (tmp_path / "main_fedsem_noniid_improve.log").write_text(      # phase 1's test is not the model it reports
+        "Round  29, Average loss 0.100, acc_valid 90.00%\nPhase 1 Testing accuracy: 90.50 \n\n"
+        "Round  19, Average loss 0.050, acc_valid 93.10%\nPhase 2 labeled Training accuracy: 99.00\n"
+        "Phase 2 Testing accuracy: 93.40 \n\n")
     rows = fedsiam.authors_code_results(tmp_path)       # the unfinished FedSiam-D run gives no row
     got = {(r.setting, r.method, r.metric): r.reproduced_value for r in rows.itertuples()}
     assert got == {("noniid3", "fedfixmatch", "accuracy"): 92.0, ("noniid3", "fedfixmatch", "accuracy_test_selected"): 92.4,
                    ("noniid2", "fedsiam_mt", "accuracy"): 95.25,
-                   ("noniid2", "fedsiam_mt", "accuracy_test_selected"): 95.81}   # the online net's, not t:
+                   ("noniid2", "fedsiam_mt", "accuracy_test_selected"): 95.81,   # the online net's, not t:
+                   ("noniid2", "fedsem", "accuracy"): 93.1, ("noniid2", "fedsem", "accuracy_test_selected"): 93.4}
     assert set(rows.table) == {"table5_authors_code"} and set(rows.labeled) == {"0.10"}

@@ -529,7 +529,8 @@ AUTHORS_CODE_SETTINGS = {"iid": "iid", "noniid_tradition": "noniid1", "noniid_im
                          "noniid_ssl": "noniid3"}       # their --iid names (data/sampling.py)
 _LOG_NAME = re.compile(r"^(main_\w+?)_(iid|noniid_tradition|noniid_improve|noniid_ssl)$")
 _ROUND = re.compile(r"^Round\s+\d+,.*?acc_valid ([\d.]+)%", re.M)
-_SELECTED = re.compile(r"^(?:s:)?Testing accuracy: ([\d.]+)", re.M)    # s: the online net, as the paper reports
+# s: the online net, as the paper reports; FedSem's model is the one its second phase keeps
+_SELECTED = re.compile(r"^(?:s:|Phase 2 )?Testing accuracy: ([\d.]+)", re.M)
 
 
 def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
