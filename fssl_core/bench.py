@@ -21,7 +21,11 @@ trainers' rounds interleaved so the machine's noise falls on all alike; nothing 
 run store.
 Beside each case, the device's dense FP32 matmul rate is measured in the same process (1024² sgemm on
 one CPU thread; 8192² on a GPU), and the cohort's achieved GFLOP/s is printed as a percentage of it:
-a ratio of two figures taken under the same load.
+a ratio of two figures taken under the same load. Beside it, the case's network alone (forward and
+backward at one cohort step's shapes, nothing around it: `network_alone`) as a percentage of the same
+peak: what the convolution and matmul kernels themselves deliver at these small shapes, the ceiling of
+the cohort's percentage (measured 2026-11-24 on the MNIST CNN, 10 clients × 10 images: 33-35%, its
+conv1, one input channel and ten outputs, running at a sixth of the peak).
 The FLOPs of a round are counted, not estimated: one sequential round under
 `torch.utils.flop_counter.FlopCounterMode` (convolutions and matmuls, forward and backward). The
 cohort's achieved TFLOP/s is printed on every device; on CUDA beside the device's FP32 peak, with
@@ -219,6 +223,49 @@ def matmul_peak_gflops(device: str, n: int = 1024, repeats: int = 7) -> float:
     return 2 * n ** 3 / statistics.median(seconds) / 1e9
 
 
+def network_alone(fed: Federation, steps: int = 30) -> tuple[float, float]:
+    """(FLOPs, median seconds) of one cohort step's network alone: the case's network, forward and
+    backward, on `clients_per_round` clients × `batch_size` images with stacked parameters, vmapped as
+    the cohort trainer calls it (grouped formulation where the network has one), with nothing around
+    it (no augmentation, loss terms, optimiser or batching). Its share of the matmul peak is what the
+    convolution and matmul kernels themselves deliver at these shapes, a ceiling on the cohort step's.
+    FLOPs are counted on one client's plain network, times the clients (torch's FlopCounterMode counts
+    a grouped convolution's backward as if it were not grouped)."""
+    from torch.func import functional_call, vmap
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from .models import grouped
+
+    cfg, model = fed.cfg, fed.ctx.model
+    clients, batch = cfg.clients_per_round, cfg.batch_size
+    images = fed.data.train_x[:clients * batch].to(fed.ctx.device)
+    x = fed.data.normalize(images).reshape(clients, batch, *images.shape[1:])
+    with FlopCounterMode(display=False) as counter:
+        model(x[0]).square().sum().backward()
+    model.zero_grad(set_to_none=True)
+    stacked = {name: t.detach().unsqueeze(0).repeat(clients, *[1] * t.dim()).requires_grad_(t.is_floating_point())
+               for name, t in [*model.named_parameters(), *model.named_buffers()]}
+
+    def loss(tensors: dict, images: torch.Tensor) -> torch.Tensor:
+        return functional_call(model, tensors, (images,)).square().sum()
+
+    def step() -> None:
+        with grouped.grouped():
+            vmap(loss, randomness="same")(stacked, x).sum().backward()
+        for t in stacked.values():
+            t.grad = None
+
+    seconds = []
+    for i in range(steps + 1):
+        _sync(fed.ctx.device)
+        start = time.perf_counter()
+        step()
+        _sync(fed.ctx.device)
+        if i:                             # the first step warms kernels up
+            seconds.append(time.perf_counter() - start)
+    return clients * float(counter.get_total_flops()), statistics.median(seconds)
+
+
 def of_peak(flops: float, seconds: float, peak_gflops: float) -> tuple[float, float]:
     """A round's achieved GFLOP/s and its percentage of the measured matmul peak."""
     achieved = flops / seconds / 1e9
@@ -263,6 +310,7 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     if case in REFERENCE:
         trainers["reference"] = engine_rounds(case_config(REFERENCE[case], device).replace(trainer="cohort"))
     row["matmul_gflops"] = round(matmul_peak_gflops(device), 1)
+    network_flops, network_s = network_alone(Federation.build(cfg))     # timed beside the peak
     for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
         row[f"{name}_s"] = round(seconds, 4)
     row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
@@ -275,6 +323,7 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     row["round_gflop"] = round(flops / 1e9, 2)
     row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
     row["cohort_gflops"], row["cohort_of_matmul_pct"] = of_peak(flops, row["cohort_s"], row["matmul_gflops"])
+    row["network_gflops"], row["network_of_matmul_pct"] = of_peak(network_flops, network_s, row["matmul_gflops"])
     peak = device_peak_tflops(row["device_name"])
     if peak is not None:
         row["peak_tflops"] = peak
@@ -338,7 +387,7 @@ def plan_line(cases, rounds: int, device: str) -> str:
 
 MARKDOWN_HEAD = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
                  "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor | matmul GFLOP/s (measured) | "
-                 "cohort % of matmul | cohort / reference's cohort |\n" + "|" + "---|" * 13)
+                 "cohort % of matmul | network alone % of matmul | cohort / reference's cohort |\n" + "|" + "---|" * 14)
 
 
 def markdown_row(r: dict) -> str:
@@ -348,7 +397,7 @@ def markdown_row(r: dict) -> str:
     return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
             f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
             f"{r['cohort_tflops']} | {floor} | {r.get('matmul_gflops', 'n/a')} | {r.get('cohort_of_matmul_pct', 'n/a')} | "
-            f"{reference} |")
+            f"{r.get('network_of_matmul_pct', 'n/a')} | {reference} |")
 
 
 def markdown(rows: list[dict]) -> str:

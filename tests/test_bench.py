@@ -39,12 +39,13 @@ def test_the_table_and_the_readme_block(tmp_path, monkeypatch):
              "cohort_s": 0.5, "cohort_vs_seq": 6.0, "round_gflop": 500.0, "cohort_tflops": 1.0, "peak_tflops": 67.0,
              "cohort_vs_flop_floor": 67.0}]
     table = bench.markdown(rows)
-    assert "| mnist_fedavg | cpu (1 threads) | 2.0 | 1.2 | 0.6 | 2.0× | 3.33× | 7.79 | 0.013 | n/a | n/a | n/a | n/a |" in table
+    assert "| mnist_fedavg | cpu (1 threads) | 2.0 | 1.2 | 0.6 | 2.0× | 3.33× | 7.79 | 0.013 | n/a | n/a | n/a | n/a | n/a |" in table
     assert ("| cifar_fedsiam_d | NVIDIA H100 80GB HBM3 (1 threads) | n/a | 3.0 | 0.5 | 6.0× | n/a | 500.0 | 1.0 | "
-            "67.0× (peak 67.0) | n/a | n/a | n/a |") in table
-    rows[0].update(matmul_gflops=89.0, cohort_of_matmul_pct=14.6, reference="mnist_fedsiam_d", cohort_vs_reference=1.54)
-    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 1.54× (mnist_fedsiam_d) |")
-    assert table.splitlines()[0].count("|") == table.splitlines()[1].count("|") == 14
+            "67.0× (peak 67.0) | n/a | n/a | n/a | n/a |") in table
+    rows[0].update(matmul_gflops=89.0, cohort_of_matmul_pct=14.6, network_of_matmul_pct=36.0,
+                   reference="mnist_fedsiam_d", cohort_vs_reference=1.54)
+    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 36.0 | 1.54× (mnist_fedsiam_d) |")
+    assert table.splitlines()[0].count("|") == table.splitlines()[1].count("|") == 15
     from fssl_core.report import replace_readme_block
     assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(rows[:1], "cpu"))
     text = readme.read_text()
@@ -147,3 +148,16 @@ def test_the_papers_loop_takes_as_many_sgd_steps_a_round_as_the_engine(monkeypat
     algo_plan = [fed.algorithm.plan(fed.client_view(c, 1), 1) for c in fed.sample_clients(1)]
     expected = sum(plan.steps(fed.client_view(c, 1)) for plan, c in zip(algo_plan, fed.sample_clients(1)))
     assert len(steps) == expected == 2 * 2 * 3 * 6        # 2 clients × 2 epochs × 3 repeats × 60 labels / 10
+
+
+@requires_mnist
+def test_the_network_alone_is_the_cohorts_forward_and_backward_with_its_flops_counted_by_hand():
+    # MNIST CNN, 10 clients x 10 images: forward conv1 2.88 + conv2 6.4 + fc1 0.32 + fc2 0.01 MFLOP a
+    # client; backward twice that less conv1's input gradient (the images need none): 25.95 MFLOP a client
+    from fssl_core.config import RunConfig
+    cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, clients=100,
+                    clients_per_round=10, batch_size=10, rounds=1)
+    flops, seconds = bench.network_alone(bench.Federation.build(cfg), steps=2)
+    forward = 2.88e6 + 6.4e6 + 0.32e6 + 0.01e6
+    backward = 2.88e6 + 2 * 6.4e6 + 2 * 0.32e6 + 2 * 0.01e6      # conv1: its weights' gradient only
+    assert flops == pytest.approx(10 * (forward + backward)) == 259.5e6 and seconds > 0
