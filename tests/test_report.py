@@ -36,7 +36,7 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("intro\n<!-- results:start -->\n") and readme.endswith("<!-- results:end -->\nafter\n")
     # the README holds the summary: 2 printed cells, 1 measured (reduced), 1.81 points off, 1 waiting for data
-    assert "OLD BLOCK" not in readme and "| fedsiam | 2 | 0 | 1 | 0 | 1 | — |" in readme
+    assert "OLD BLOCK" not in readme and "| fedsiam | 2 | 0 | 1 | 0 | 1 | 0 | — |" in readme
     assert report.index("## Summary") < report.index("## fedsiam — table5")
 
 
@@ -46,12 +46,15 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
         _row(method="a", paper_value=95.0, reproduced_value=90.0, n_runs=1, profile="quick", status="reduced"),
         _row(method="a", paper_value=95.0, reproduced_value=94.0, n_runs=3, profile="paper", status="ok"),
         _row(method="b", paper_value=95.0, reproduced_value=96.6, n_runs=1, profile="quick", status="reduced"),
+        _row(method="c", metric="comm_overhead", paper_value=0.29, reproduced_value=0.29, n_runs=0, status="ok"),
+        _row(method="d", paper_value=95.0, n_runs=0, status="needs-data"),
         _row(table="t_claims", method="a vs b", metric="gap", reproduced_value=2.0, n_runs=1),
         _row(table="t_claims", method="a vs b", metric="saving", paper_value=0.5, reproduced_value=0.4, n_runs=1),
     ], columns=COLUMNS)
     (row,) = summary(frame).to_dict("records")
-    assert row == {"paper": "fedsiam", "cells": 2, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
-                   "needs data": 0, "claims holding": "1 of 2"}          # a: 94.0 at paper (1.0 off); b: 1.6 off
+    assert row == {"paper": "fedsiam", "cells": 4, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
+                   "needs data": 1, "computed": 1, "claims holding": "1 of 2"}   # a: 94.0 at paper (1.0 off); b: 1.6 off
+    assert row["cells"] == sum(row[k] for k in ("at paper protocol", "reduced only", "needs data", "computed"))
     # 2.0 > 0; 0.4 short of the paper's 0.5; one seed, so no noise estimate
     assert claim_verdicts(frame).verdict.tolist() == ["holds, 1 seed", "refuted, 1 seed"]
 
