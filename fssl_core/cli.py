@@ -113,7 +113,7 @@ def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
     try:
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
-                  executor=args.executor, gpus_per_run=args.gpus_per_run)
+                  executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run)
     except RunsFailed as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1)
@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--gpus-per-run", type=float, default=None, metavar="G",
                      help="with --executor ray and --device cuda: each run's share of a GPU (default 1; 0.25 puts "
                           "four runs on a GPU)")
+    rep.add_argument("--dry-run", action="store_true",
+                     help="print the plan (runs to train and to read back, the estimated time) and stop: nothing is "
+                          "trained, executed or written")
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable

@@ -100,19 +100,21 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
 
 def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
               parameters: dict[str, Any] | None = None, workers: int | None = None,
-              executor: str | None = None, gpus_per_run: float | None = None) -> Path:
+              executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False) -> Path | None:
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
     of one table with --only). `executor` trains the runs: "local" (this machine's processes) or "ray"
-    (default $FSSL_EXECUTOR, else local; runs.run_all); `gpus_per_run` is a CUDA run's share of a GPU on Ray."""
+    (default $FSSL_EXECUTOR, else local; runs.run_all); `gpus_per_run` is a CUDA run's share of a GPU on Ray.
+    `dry_run`: print the plan (runs to train, runs read back, the estimated time) and stop there, before
+    anything is trained, executed or written; returns None."""
     from .runs import executor_named, sigterm_as_interrupt
 
     runner = executor_named(executor, **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, workers, runner)
+        return _reproduce(profile, only, device, parameters, workers, runner, dry_run)
 
 
-def _reproduce(profile, only, device, parameters, workers, runner) -> Path:
+def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
@@ -150,6 +152,11 @@ def _reproduce(profile, only, device, parameters, workers, runner) -> Path:
                     raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
                                       f"leaves {plan.notebook} no cell to reproduce (it has {len(unnarrowed)} at "
                                       f"profile {profile} without them)")
+    if dry_run:
+        workers = default_workers(job.pending) if workers is None else workers
+        print(job.describe(workers), flush=True)
+        print("[reproduce] dry run: nothing trained, executed or written", flush=True)
+        return None
     if runner is not None and job.pending:
         with runner:         # one Ray for the estimate (its CPUs and GPUs) and the training
             print(job.describe(runner.slots(job.pending)), flush=True)

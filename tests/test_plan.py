@@ -68,6 +68,35 @@ def test_the_headline_plan_is_each_papers_headline_cells_at_quick(tmp_path, monk
     assert all(job.estimate_source[c.run_id] == "reference" for c in job.pending)   # from results/*.csv
 
 
+@requires_mnist
+def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    import papermill
+
+    from fssl_core import reproduce as reproduce_module
+    from fssl_core.paths import project_root
+    monkeypatch.delenv("FSSL_PROFILE")
+    for name in ("FSSL_DATA", "FSSL_PROJECT"):          # reproduce exports both for its kernels: undone after
+        present = name in os.environ
+        monkeypatch.setenv(name, os.environ.get(name, ""))
+        if not present:
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a dry run trained or executed something")
+    monkeypatch.setattr(reproduce_module, "merge_results", forbidden)
+    monkeypatch.setattr(papermill, "execute_notebook", forbidden)
+    monkeypatch.setattr("fssl_core.runs.run_all", forbidden)
+    results = project_root() / "results"
+    before = {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()}
+    assert reproduce_module.reproduce(profile="headline", only="fedsiam_table5", dry_run=True) is None
+    out = capsys.readouterr().out
+    assert "[plan] 1 notebook(s), 5 run(s): 5 to train, 0 read back from the run store" in out
+    assert "[plan]   fedsiam_table5: 5 run(s), 5 to train" in out and out.rstrip().endswith("nothing trained, executed or written")
+    assert {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()} == before
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
 def _finished_run(store: RunStore, cfg: RunConfig, seconds_per_round: float) -> None:
     fake_finished_run(store, cfg, [row(r, 90.0, seconds=seconds_per_round) for r in range(1, cfg.rounds + 1)])
 
