@@ -152,18 +152,16 @@ def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False
                     raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
                                       f"leaves {plan.notebook} no cell to reproduce (it has {len(unnarrowed)} at "
                                       f"profile {profile} without them)")
-    if dry_run:
-        workers = default_workers(job.pending) if workers is None else workers
-        print(job.describe(workers), flush=True)
-        print("[reproduce] dry run: nothing trained, executed or written", flush=True)
-        return None
-    if runner is not None and job.pending:
+    if runner is not None and job.pending and not dry_run:
         with runner:         # one Ray for the estimate (its CPUs and GPUs) and the training
             print(job.describe(runner.slots(job.pending)), flush=True)
             run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
     else:
         workers = default_workers(job.pending) if workers is None else workers
         print(job.describe(workers), flush=True)
+        if dry_run:
+            print("[reproduce] dry run: nothing trained, executed or written", flush=True)
+            return None
         run_all(job.pending, store=store, workers=workers, estimate=job.estimate, executor="local")
 
     out_dir = results_dir(profile) / "notebooks"
