@@ -258,7 +258,8 @@ comparison_table(network_results)
 # commands at γ = 0.1, 50 rounds), made on CPU outside this package; each log, with its commit and
 # command on its first lines, is in `results/authors_code/` and read by `fedsiam.authors_code_results`
 # (nothing here is typed in). `accuracy` is their last round's, `accuracy_test_selected` that of the
-# model their code keeps and prints (the round with the lowest test loss, the online net), which is
+# model their code keeps and prints (the round with the lowest test loss, the online net; for FedSem,
+# run as Table 3 fixes it with `--p1epochs 30 --p2epochs 20`, the model its second phase keeps), which is
 # what the paper reports; the latter sits beside each cell below as `at_authors_code`. Their code
 # seeds torch only, so each run is one draw of their seed spread. A cell whose `at_authors_code` lands
 # near the paper is one the authors' code reproduces: its distance to ours is a difference between
