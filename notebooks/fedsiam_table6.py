@@ -54,11 +54,14 @@ cells = fedsiam.table6_cells(run_profile, device, methods=methods, settings=sett
                              labeled_ratios=labeled_ratios, seeds=seeds, metrics=("accuracy", "accuracy_test_selected", "accuracy_last5"))
 
 # %%
+import pandas as pd
+
 from fssl_core.plots import paper_vs_reproduced, save_figure
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
-save_notebook_results(results, "fedsiam_table6", run_profile)
+claims = fedsiam.table6_claims(results)
+save_notebook_results(pd.concat([results, claims], ignore_index=True), "fedsiam_table6", run_profile)
 comparison_table(results)
 
 # %%
@@ -72,6 +75,14 @@ save_figure(fig, "fedsiam_table6", run_profile.name)
 
 # %%
 fedsiam.group_margins(results)
+
+# %% [markdown]
+# The same claim per column with the seeds' spread, and its verdict (`report.claim_verdicts`: against
+# twice the standard error of the difference; "1 seed" where there is none):
+
+# %%
+claim_verdicts(claims)[["setting", "labeled", "dataset", "method", "reproduced_value", "reproduced_std", "n_runs",
+                        "profile", "verdict"]]
 
 # %% [markdown]
 # ## Cells more than 1.5 points from the paper

@@ -354,6 +354,27 @@ def test_table7_claims_compare_the_siamese_pair_and_the_alpha_max_rows():
     assert fedsiam.table7_claims(frame[frame.setting != "alpha_max=0.9"]).metric.tolist() == ["siamese_d_minus_nosiam"]
 
 
+def test_table6_claims_compare_the_best_siamese_method_with_the_best_fixmatch_based_one():
+    import math
+
+    import pandas as pd
+
+    from fssl_core.report import COLUMNS, claim_verdicts
+    rows = [("server_iid", "fedfixmatch", 95.37, 0.2), ("server_iid", "fedmatch", 90.84, 0.3),
+            ("server_iid", "fedsiam_pi", 93.72, 0.1), ("server_iid", "fedsiam_mt", 95.68, 0.1),
+            ("server_noniid", "fedfixmatch", 94.99, 0.1), ("server_noniid", "fedmatch", 90.24, 0.1),
+            ("server_noniid", "fedsiam_pi", 95.82, 0.1), ("server_noniid", "fedsiam_mt", math.nan, math.nan)]
+    frame = pd.DataFrame([{"paper": "fedsiam", "table": "table6", "setting": s, "labeled": "0.01", "dataset": "mnist",
+                           "method": m, "metric": "accuracy", "paper_value": math.nan, "reproduced_value": v,
+                           "reproduced_std": sd, "n_runs": 0 if math.isnan(v) else 3, "profile": "paper",
+                           "device": "cpu", "seconds": 1.0, "status": "ok"} for s, m, v, sd in rows], columns=COLUMNS)
+    claims = fedsiam.table6_claims(frame)              # server_noniid: FedSiam-MT unmeasured, so no claim
+    # MT 95.68 ± 0.1 against FedFixMatch 95.37 ± 0.2 (3 seeds each): +0.31, standard error sqrt(0.01/3 + 0.04/3)
+    assert claims.setting.tolist() == ["server_iid"] and claims.reproduced_value.tolist() == pytest.approx([0.31])
+    assert claims.reproduced_std.tolist() == pytest.approx([round(math.sqrt(0.05 / 3), 3)])
+    assert claim_verdicts(claims).verdict.tolist() == ["holds"]          # 0.31 > 2 · 0.129
+
+
 def test_table8_claims_compare_the_papers_chosen_consistency_loss_with_the_other():
     import math
 
