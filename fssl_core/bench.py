@@ -24,7 +24,7 @@ one CPU thread; 8192² on a GPU), and the cohort's achieved GFLOP/s is printed a
 a ratio of two figures taken under the same load. Beside it, the case's network alone (forward and
 backward at one cohort step's shapes, nothing around it: `network_alone`) as a percentage of the same
 peak: what the convolution and matmul kernels themselves deliver at these small shapes, the ceiling of
-the cohort's percentage (measured 2026-11-24 on the MNIST CNN, 10 clients × 10 images: 33-35%, its
+the cohort's percentage (measured 2026-11-24 on the MNIST CNN, 10 clients × 10 images: 31-35%, its
 conv1, one input channel and ten outputs, running at a sixth of the peak).
 The FLOPs of a round are counted, not estimated: one sequential round under
 `torch.utils.flop_counter.FlopCounterMode` (convolutions and matmuls, forward and backward). The
