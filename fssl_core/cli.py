@@ -113,7 +113,8 @@ def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
     try:
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
-                  executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run)
+                  executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run,
+                  replace_figures=args.replace_figures)
     except RunsFailed as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1)
@@ -162,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--dry-run", action="store_true",
                      help="print the plan (runs to train and to read back, the estimated time) and stop: nothing is "
                           "trained, executed or written")
+    rep.add_argument("--replace-figures", action="store_true",
+                     help="with --param: this slice's figures replace the published ones (by default they stay, "
+                          "since a slice may draw part of a figure); for a slice that is the whole figure")
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable

@@ -4,7 +4,8 @@ The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir
 then point into a staging folder, so a notebook that fails half-way leaves the published results
 and figures as they were. Once it completes, `publish` moves its files into place:
 - a figure replaces the old one, except after a `--param` narrowing, which draws only its slice:
-  then the old figure stays (the console says so);
+  then the old figure stays (the console says so), unless the caller says the slice is the whole
+  figure (`--replace-figures`, e.g. a table's MNIST columns where its other datasets need data);
 - a results CSV replaces the old one when the notebook ran its whole scope; when `--param` narrowed
   it (a slice of a table), the new rows replace their cells' rows and the other cells' rows stay
   (keyed by the cell and the profile that measured it), so a partial rerun never drops a table's
@@ -28,16 +29,17 @@ STAGING_ENV = "FSSL_OUTPUT_STAGING"
 ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
 
 
-def publish(staging: Path, narrowed: bool) -> list[str]:
+def publish(staging: Path, narrowed: bool, replace_figures: bool = False) -> list[str]:
     """Move every file under `staging` to the same place under the project root; return the notes
-    to show (rows kept or dropped)."""
+    to show (rows kept or dropped). `replace_figures`: a narrowed run's figures replace the old ones."""
     notes = []
     for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
         dest = project_root() / staged.relative_to(staging)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        if staged.suffix == ".png" and narrowed and dest.exists():
+        if staged.suffix == ".png" and narrowed and not replace_figures and dest.exists():
             # a narrowed run draws only its slice: the whole table's figure stays until a whole run
-            notes.append(f"{dest.relative_to(project_root())}: kept (this run's figure shows only its --param slice)")
+            notes.append(f"{dest.relative_to(project_root())}: kept (this run's figure shows only its --param slice; "
+                         f"--replace-figures if the slice is the whole figure)")
         elif staged.suffix == ".csv" and dest.exists():
             new, note = merged_results(read_results(dest), read_results(staged), narrowed)
             atomic_write_text(dest, new[COLUMNS].to_csv(index=False))

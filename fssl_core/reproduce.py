@@ -100,21 +100,24 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
 
 def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
               parameters: dict[str, Any] | None = None, workers: int | None = None,
-              executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False) -> Path | None:
+              executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False,
+              replace_figures: bool = False) -> Path | None:
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
     of one table with --only). `executor` trains the runs: "local" (this machine's processes) or "ray"
     (default $FSSL_EXECUTOR, else local; runs.run_all); `gpus_per_run` is a CUDA run's share of a GPU on Ray.
     `dry_run`: print the plan (runs to train, runs read back, the estimated time) and stop there, before
-    anything is trained, executed or written; returns None."""
+    anything is trained, executed or written; returns None. `replace_figures`: the figures of a run narrowed
+    by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure)."""
     from .runs import executor_named, sigterm_as_interrupt
 
     runner = executor_named(executor, **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, workers, runner, dry_run)
+        return _reproduce(profile, only, device, parameters, workers, runner, dry_run, replace_figures)
 
 
-def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False) -> Path | None:
+def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False,
+               replace_figures=False) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
@@ -182,7 +185,7 @@ def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False
             raise
         finally:
             os.environ.pop(STAGING_ENV, None)
-        notes = publish(staging, narrowed=bool(parameters))
+        notes = publish(staging, narrowed=bool(parameters), replace_figures=replace_figures)
         seconds[nb.stem] = time.perf_counter() - start
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
         for note in notes:

@@ -94,10 +94,11 @@ def test_a_narrowed_run_keeps_the_whole_tables_figure(tmp_path, monkeypatch):
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "t.png").write_bytes(b"whole table")
-    for narrowed, expected in ((True, b"whole table"), (False, b"new")):
+    for narrowed, replace, expected in ((True, False, b"whole table"), (False, False, b"new"),
+                                        (True, True, b"newer")):     # --replace-figures: the slice is the figure
         staging = tmp_path / "staging"
         (staging / "figures").mkdir(parents=True)
-        (staging / "figures" / "t.png").write_bytes(b"new")
-        notes = publish(staging, narrowed=narrowed)
+        (staging / "figures" / "t.png").write_bytes(expected if expected != b"whole table" else b"new")
+        notes = publish(staging, narrowed=narrowed, replace_figures=replace)
         assert (tmp_path / "figures" / "t.png").read_bytes() == expected
-        assert any("kept" in n for n in notes) == narrowed
+        assert any("kept" in n for n in notes) == (narrowed and not replace)
