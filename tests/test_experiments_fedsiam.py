@@ -436,6 +436,20 @@ def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
     assert [c.configs for c in cells if c.setting == "iid"] == [c.configs for c in fedsiam.authors_optimiser_cells(PAPER, "cpu")]
 
 
+def test_every_committed_authors_code_log_is_finished_and_read():
+    # a log the parser cannot read would silently drop its cell from the table: each gives both rows
+    from fssl_core.paths import project_root
+    folder = project_root() / "results" / "authors_code"
+    logs = sorted(folder.glob("*.log"))
+    rows = fedsiam.authors_code_results(folder)
+    read = {(r.method, r.setting) for r in rows.itertuples()}
+    for log in logs:
+        script, iid = fedsiam._LOG_NAME.match(log.stem).groups()
+        assert (fedsiam.AUTHORS_CODE_SCRIPTS[script], fedsiam.AUTHORS_CODE_SETTINGS[iid]) in read, log.name
+        assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name      # says what ran
+    assert len(rows) == 2 * len(logs)
+
+
 def test_the_authors_code_logs_give_their_last_round_and_their_test_selected_accuracy(tmp_path):
     (tmp_path / "main_fedsiam_mt_noniid_improve.log").write_text(
         "# command: python main_fedsiam_mt.py --iid noniid_improve\n"
