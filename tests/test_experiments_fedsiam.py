@@ -447,7 +447,7 @@ def test_every_committed_authors_code_log_is_finished_and_read():
     # a log the parser cannot read would silently drop its cell from the table: each gives both rows
     from fssl_core.paths import project_root
     folder = project_root() / "results" / "authors_code"
-    logs = sorted(folder.glob("*.log"))
+    logs = sorted(folder.glob("main_*.log"))
     rows = fedsiam.authors_code_results(folder)
     read = {(r.method, r.setting) for r in rows.itertuples()}
     for log in logs:
@@ -455,6 +455,20 @@ def test_every_committed_authors_code_log_is_finished_and_read():
         assert (fedsiam.AUTHORS_CODE_SCRIPTS[script], fedsiam.AUTHORS_CODE_SETTINGS[iid]) in read, log.name
         assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name      # says what ran
     assert len(rows) == 2 * len({fedsiam._LOG_NAME.match(log.stem).groups() for log in logs})   # reruns: one cell
+
+
+def test_the_authors_labels_at_server_logs_give_their_last_printed_and_best_printed_accuracy(tmp_path):
+    printed = "".join(f"Round {r:3d}, Acc {95 if r == 100 else 90 + r / 100:.3f}\n"   # best 95 at round 100,
+                      for r in range(0, 200, 5))                                        # last (195) 91.95
+    (tmp_path / "server_fedsiam-mt-main_iid_0.01.log").write_text("# command: python fedsiam-mt-main.py\n" + printed)
+    (tmp_path / "server_fedmatch-main_noniid_0.1.log").write_text(printed.replace("Round 195, Acc 91.950\n", ""))
+    (tmp_path / "main_fedsiam_d_iid.log").write_text("Round   0, loss 0.4, acc_valid 74.12%\ns:Testing accuracy: 74.0\n")
+    rows = fedsiam.authors_server_code_results(tmp_path)     # FedMatch never printed round 195: no row
+    got = {(r.setting, r.labeled, r.method, r.metric): r.reproduced_value for r in rows.itertuples()}
+    assert got == {("server_iid", "0.01", "fedsiam_mt", "accuracy"): 91.95,
+                   ("server_iid", "0.01", "fedsiam_mt", "accuracy_test_selected"): 95.0}
+    assert set(rows.table) == {"table6_authors_code"}
+    assert set(fedsiam.authors_code_results(tmp_path).table) == {"table5_authors_code"}   # each reads its own logs
 
 
 def test_the_authors_code_logs_give_their_last_round_and_their_test_selected_accuracy(tmp_path):

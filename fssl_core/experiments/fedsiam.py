@@ -563,29 +563,64 @@ _SELECTED = re.compile(r"^(?:s:|Phase 2 )?Testing accuracy: ([\d.]+)", re.M)
 
 
 def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
-    """Report rows (table `table5_authors_code`) of the finished logs in results/authors_code/: per
-    cell the mean over its runs (std with ddof 1 from two runs on) of their last round's test
-    accuracy (`accuracy`) and of the accuracy of the model their code keeps, the round with the
-    lowest test loss (`accuracy_test_selected`). A log without its final test line (an unfinished
-    run) gives no row."""
+    """Report rows (table `table5_authors_code`) of the finished labels-at-client logs in
+    results/authors_code/: per cell the mean over its runs (std with ddof 1 from two runs on) of their
+    last round's test accuracy (`accuracy`) and of the accuracy of the model their code keeps, the
+    round with the lowest test loss (`accuracy_test_selected`). A log without its final test line
+    (an unfinished run) gives no row."""
     from ..paths import project_root
-    from ..report import COLUMNS
     folder = folder or project_root() / "results" / "authors_code"
-    runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for log in sorted(folder.glob("*.log")):
+    runs: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for log in sorted(folder.glob("main_*.log")):
         name = _LOG_NAME.match(log.stem)           # <script>_<their --iid>[_run<N>]
         text = log.read_text()
         selected, rounds = _SELECTED.search(text), _ROUND.findall(text)
         if not name or name[1] not in AUTHORS_CODE_SCRIPTS or not selected or not rounds:
             continue
-        runs.setdefault(name.groups(), []).append((float(rounds[-1]), float(selected.group(1))))
+        script, iid = name.groups()
+        cell = (AUTHORS_CODE_SETTINGS[iid], "0.10", AUTHORS_CODE_SCRIPTS[script])
+        runs.setdefault(cell, []).append((float(rounds[-1]), float(selected.group(1))))
+    return _authors_rows("table5_authors_code", runs)
+
+
+# The authors' labels-at-server code (fedsiam-labels-at-server, their README's MNIST commands, 200
+# rounds) prints the global model's test accuracy every 5 rounds and no final test: `accuracy` is the
+# last printed (round 195), `accuracy_test_selected` the best printed. Logs server_<script>_<iid>_<γ>.log.
+AUTHORS_SERVER_SCRIPTS = {"fedsiam-mt-main": "fedsiam_mt", "fedsiam-pi-main": "fedsiam_pi",
+                          "fedsiam-d-main": "fedsiam_d", "fedfixmatch-main": "fedfixmatch",
+                          "fedmatch-main": "fedmatch"}
+_SERVER_LOG_NAME = re.compile(r"^server_([\w-]+?)_(iid|noniid)_(0\.01|0\.1)(?:_run\d+)?$")
+_SERVER_ROUND = re.compile(r"^Round\s+(\d+), Acc ([\d.]+)", re.M)
+
+
+def authors_server_code_results(folder: Path | None = None, rounds: int = 200) -> pd.DataFrame:
+    """Report rows (table `table6_authors_code`) of the finished labels-at-server logs in
+    results/authors_code/ (a log that never printed its last round, `rounds` − 5, gives no row)."""
+    from ..paths import project_root
+    folder = folder or project_root() / "results" / "authors_code"
+    runs: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    for log in sorted(folder.glob("server_*.log")):
+        name = _SERVER_LOG_NAME.match(log.stem)
+        printed = {int(r): float(a) for r, a in _SERVER_ROUND.findall(log.read_text())}
+        if not name or name[1] not in AUTHORS_SERVER_SCRIPTS or rounds - 5 not in printed:
+            continue
+        script, iid, rate = name.groups()
+        cell = (f"server_{iid}", f"{float(rate):.2f}", AUTHORS_SERVER_SCRIPTS[script])
+        runs.setdefault(cell, []).append((printed[rounds - 5], max(printed.values())))
+    return _authors_rows("table6_authors_code", runs)
+
+
+def _authors_rows(table: str, runs: dict[tuple[str, str, str], list[tuple[float, float]]]) -> pd.DataFrame:
+    """Report rows per (setting, γ, method) cell: the mean over its runs (std with ddof 1 from two
+    runs on) of (accuracy, accuracy_test_selected)."""
+    from ..report import COLUMNS
     rows = []
-    for (script, iid), values in runs.items():
+    for (setting, labeled, method), values in runs.items():
         for metric, column in (("accuracy", 0), ("accuracy_test_selected", 1)):
             series = pd.Series([v[column] for v in values])
-            rows.append({"paper": PAPER, "table": "table5_authors_code", "setting": AUTHORS_CODE_SETTINGS[iid],
-                         "labeled": "0.10", "dataset": "mnist", "method": AUTHORS_CODE_SCRIPTS[script],
-                         "metric": metric, "paper_value": math.nan, "reproduced_value": round(float(series.mean()), 2),
+            rows.append({"paper": PAPER, "table": table, "setting": setting, "labeled": labeled, "dataset": "mnist",
+                         "method": method, "metric": metric, "paper_value": math.nan,
+                         "reproduced_value": round(float(series.mean()), 2),
                          "reproduced_std": round(float(series.std(ddof=1)), 2) if len(series) > 1 else math.nan,
                          "n_runs": len(series), "profile": "paper", "device": "cpu",
                          "seconds": math.nan, "status": "reduced"})
