@@ -38,6 +38,30 @@ AUTO = "auto"
 DEVICES = ("cpu", "cuda")
 CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 
+
+@dataclass(frozen=True)
+class ServerSGD:
+    """How the server trains on its labeled set (labels-at-server): its batch size, momentum and
+    weight decay; the learning rate is RunConfig.lr. `None`: the clients' (BS_tr, M, wd)."""
+    batch_size: int | None
+    momentum: float | None
+    weight_decay: float | None
+
+
+# RunConfig.server_sgd. 'clients': Table 2 gives one BS_tr, M and wd, read for the server too.
+# 'authors': the FedSiam authors' labels-at-server code (fedsiam-labels-at-server/fedsiam-{pi,mt}-main.py,
+# main(): a fresh `SGD(model_glob.parameters(), lr=0.01, momentum=0.5)` each round over a DataLoader of
+# the labeled set with `batch_size=args.batch_size`, 10 in their README's MNIST command; no weight decay).
+SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0)}
+
+
+def server_sgd_of(cfg: "RunConfig") -> tuple[int, float, float]:
+    """(batch size, momentum, weight decay) of the server's training on its labeled set."""
+    own = SERVER_SGD[cfg.server_sgd]
+    return (cfg.batch_size if own.batch_size is None else own.batch_size,
+            cfg.momentum if own.momentum is None else own.momentum,
+            cfg.weight_decay if own.weight_decay is None else own.weight_decay)
+
 # Fields that change how a run is executed or stored but not what it computes; they are left
 # out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
 NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
@@ -92,6 +116,9 @@ class RunConfig:
                                      # once, if labeled samples are under 40% of its data (FedSiam's authors:
                                      # r = 3 at γ = 0.10, 2 at 0.15 and 0.20, 6 on Non-IID-III; base.labeled_repeats_of)
     server_epochs: int = 1           # labels-at-server: epochs over the server's labeled set before each round
+    server_sgd: str = "clients"      # the server's batches and SGD on its labeled set: 'clients' (BS_tr, M, wd, as
+                                     # Table 2 gives them for both) or 'authors' (batch 10, momentum 0.5, no weight
+                                     # decay: the FedSiam authors' labels-at-server code; SERVER_SGD below)
     # --- FedSiam (Table 4) --------------------------------------------------------------------
     ema_decay: float = 0.999         # α_max: upper bound of the ramped EMA decay α^k (Eq. 9)
     consistency: str = "mse"         # J: 'mse' (Eq. 4) or 'kl' (Eq. 5)
@@ -108,7 +135,8 @@ class RunConfig:
                                           # Eq. 2) or 'batch': summed and divided by the whole mixed batch (the FedSiam
                                           # authors' LocalUpdate_fedfixmatch; a measured-cause row, not the paper's)
     weak_augment: str = "dataset"         # the weak view: the dataset's (data/augment.py) or 'flip_only': a horizontal
-                                          # flip alone, digits too (the FedSiam authors' Fed(Fix)Match views)
+                                          # flip alone, digits too (the FedSiam authors' Fed(Fix)Match views), or
+                                          # 'authors_server': flip and reflect-pad-3 crop (their labels-at-server views)
     fedsem_phase1_fraction: float = 0.6   # FedSem: R_G^1 / R_G (Table 3: 30 of 30 + 20 rounds)
     fedmatch_helpers: int = 2             # H: helper models whose agreement forms FedMatch's pseudo-label
     fedmatch_lambda_iccs: float = 1e-2    # λ_ICCS: inter-client consistency weight (FedMatch)
@@ -307,6 +335,7 @@ _RULES: dict[str, Any] = {
     "client_weighting": lambda: CLIENT_WEIGHTINGS,
     "labeled_repeats": "[1, 100]",
     "server_epochs": "[0, 10000]",
+    "server_sgd": lambda: tuple(SERVER_SGD),
     "ema_decay": "[0, 1]",
     "consistency": lambda: ("mse", "kl"),
     "consistency_rampup": f"[0, {_COUNT}]",
@@ -317,7 +346,7 @@ _RULES: dict[str, Any] = {
     "pseudo_label_threshold": "[0, 1]",
     "unlabeled_loss_weight": "[0, inf)",
     "labeled_loss_mean": lambda: ("labeled", "batch"),
-    "weak_augment": lambda: ("dataset", "flip_only"),   # data.augment.WEAK_AUGMENTS (config imports no torch)
+    "weak_augment": lambda: ("dataset", "flip_only", "authors_server"),   # data.augment.WEAK_AUGMENTS (no torch here)
     "fedsem_phase1_fraction": "[0, 1]",
     "fedmatch_helpers": "[0, 100]",
     "fedmatch_lambda_iccs": "[0, inf)",
@@ -495,6 +524,13 @@ def _labels_where_the_algorithm_reads_them(cfg, facts):
                 f"labels at {party[facts.labels_at]}: {', '.join(others)}")
 
 
+def _server_sgd(cfg, facts):
+    if cfg.server_sgd != _DEFAULTS["server_sgd"] and facts.labels_at != "server":
+        return (f"server_sgd={cfg.server_sgd!r}, partition={cfg.partition!r}: the server trains on labels only where "
+                f"the partition puts them at the server; leave server_sgd at {_DEFAULTS['server_sgd']!r} or use a "
+                "labels-at-server partition")
+
+
 def _cohort_trainer(cfg, facts):
     if cfg.trainer == "cohort" and not facts.algorithm.cohort:
         return (f"trainer='cohort', algorithm={cfg.algorithm!r}: {cfg.algorithm} does not support the cohort "
@@ -581,5 +617,5 @@ def _noniid3_ratios(cfg, facts):
 
 
 _CROSS_FIELD_RULES = (_tau_rectangle, _mix_weights, _resplit, _clients, _model_fits_dataset,
-                      _labels_where_the_algorithm_reads_them, _cohort_trainer, _projection,
+                      _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection,
                       _fields_the_partition_ignores, _server_set, _per_client_sizes, _streaming, _noniid3_ratios)

@@ -19,7 +19,7 @@ from torch import Tensor
 from .algorithms import ALGORITHMS
 from .algorithms.base import Algorithm, Context, State, Upload
 from .batches import DataView, Plan, TrainImages
-from .config import AUTO, RunConfig
+from .config import AUTO, RunConfig, server_sgd_of
 from .data.augment import augment_spec_for
 from .data.datasets import ImageData, load_dataset, resplit
 from .data.partition import Partition, build_partition, partition_arguments
@@ -169,13 +169,15 @@ class Federation:
         cfg, algo = self.cfg, self.algorithm
         start = time.perf_counter()
         optimizer = SGD(cfg.lr, cfg.momentum, cfg.weight_decay)
+        _, server_momentum, server_decay = server_sgd_of(cfg)
+        server_optimizer = SGD(cfg.lr, server_momentum, server_decay)
         metrics: dict[str, Any] = {"round": round}
 
         def server_trainer(hook_round: int, stage: int = 0):
             def train(nets: Nets, trainable, loss_fn, plan: Plan, lr: float | None = None, part: int = 0) -> dict:
                 """`lr`: this training's own learning rate (e.g. pre-training's); `part` tells apart
                 the random streams of several trainings in one hook (e.g. a CE and an L_c epoch)."""
-                opt = optimizer if lr is None else SGD(lr, cfg.momentum, cfg.weight_decay)
+                opt = server_optimizer if lr is None else SGD(lr, server_momentum, server_decay)
                 # the first training of the before-round hook keeps the stream it always had, so runs
                 # stored before hooks could train several times replay unchanged
                 generator = (self.generator(hook_round, SERVER) if (stage, part) == (0, 0) else

@@ -245,3 +245,19 @@ def test_strong_views_drawn_per_batch_and_applied_together_equal_each_batchs_own
     draws = [draw_strong(len(x), x.shape[2:], gen(10 + i), SPEC) for i, x in enumerate(batches)]
     together = apply_strong(torch.cat(batches), concat_draws(draws), SPEC)
     assert torch.equal(together, torch.cat(own))
+
+
+def test_the_authors_labels_at_server_view_flips_digits_and_translates_by_up_to_3_pixels():
+    # their Mnist_Transform ("Table 6"): RandomHorizontalFlip, RandomCrop(28, padding=3, reflect)
+    from fssl_core.data.augment import AUTHORS_SERVER
+    assert augment_spec_for('mnist', 'authors_server') == AUTHORS_SERVER == AugmentSpec(flip=True, pad=3, jitter=False)
+    x = torch.zeros(4000, 1, 28, 28)
+    x[:, 0, 14, 10] = 1.0                                # one lit pixel, 4 columns left of the centre line
+    out = random_crop_flip(x, torch.Generator().manual_seed(0), AUTHORS_SERVER)
+    rows, cols = (out[:, 0] == 1.0).flatten(1).float().argmax(1).div(28, rounding_mode='floor'), \
+        (out[:, 0] == 1.0).flatten(1).float().argmax(1) % 28
+    shifts = set((rows - 14).tolist())
+    assert shifts == set(range(-3, 4))                   # every translation up to 3 pixels, none further
+    mirrored = (cols - (27 - 10)).abs() <= 3
+    assert 0.4 < mirrored.float().mean() < 0.6           # half the digits flipped
+    assert ((cols - 10).abs() <= 3)[~mirrored].all()

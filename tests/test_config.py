@@ -183,6 +183,10 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
      "RunConfig.trainer='cohort', algorithm='semifl': semifl does not support the cohort trainer"),
     (dict(algorithm="fedanchor", partition="server_lda"),
      "RunConfig.projection_dim=0, algorithm='fedanchor': fedanchor needs the anchor head"),
+    # the server's own SGD needs labels at the server
+    (dict(algorithm="fedfixmatch", server_sgd="authors"),
+     "RunConfig.server_sgd='authors', partition='iid': the server trains on labels only where the partition puts "
+     "them at the server"),
     # the rules that were there before
     (dict(tau_curve="rectangle", tau_phi_g=40), "RunConfig.tau_varphi_g=40, tau_phi_g=40: tau_varphi_g must exceed"),
     (dict(mix_alpha=0.6), "RunConfig.mix_alpha=0.6, mix_beta=0.3, mix_gamma=0.2: sum to 1.1"),

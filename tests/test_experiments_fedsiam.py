@@ -455,6 +455,13 @@ def test_every_committed_authors_code_log_is_finished_and_read():
         assert (fedsiam.AUTHORS_CODE_SCRIPTS[script], fedsiam.AUTHORS_CODE_SETTINGS[iid]) in read, log.name
         assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name      # says what ran
     assert len(rows) == 2 * len({fedsiam._LOG_NAME.match(log.stem).groups() for log in logs})   # reruns: one cell
+    server_logs = sorted(folder.glob("server_*.log"))
+    server_rows = fedsiam.authors_server_code_results(folder)
+    read = {(r.setting, r.labeled, r.method) for r in server_rows.itertuples()}
+    for log in server_logs:
+        script, iid, rate = fedsiam._SERVER_LOG_NAME.match(log.stem).groups()
+        assert (f"server_{iid}", f"{float(rate):.2f}", fedsiam.AUTHORS_SERVER_SCRIPTS[script]) in read, log.name
+        assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name
 
 
 def test_the_authors_labels_at_server_logs_give_their_last_printed_and_best_printed_accuracy(tmp_path):
@@ -498,3 +505,28 @@ def test_the_authors_code_logs_give_their_last_round_and_their_test_selected_acc
     assert set(rows.table) == {"table5_authors_code"} and set(rows.labeled) == {"0.10"}
     mt = rows[(rows.method == "fedsiam_mt") & (rows.metric == "accuracy_test_selected")].iloc[0]
     assert (mt.n_runs, mt.reproduced_std) == (2, round(2 ** 0.5, 2))     # 95.81 and 93.81: std 1.41
+
+
+def test_table6s_server_alone_is_one_run_per_column_shown_in_every_methods_row():
+    # the authors' labels-at-server clients train on the server's last labeled batch, never on their own
+    # data: their Table 6 is the server's supervised training, their way (TABLE6_SERVER_ALONE)
+    from fssl_core.config import server_sgd_of
+    from fssl_core.profiles import PROFILES
+    cells = fedsiam.table6_server_alone_cells(PROFILES["paper"], "cpu")
+    columns = {(c.setting, c.labeled) for c in cells}
+    assert columns == {("server_iid", "0.01"), ("server_noniid", "0.01"), ("server_iid", "0.10"),
+                       ("server_noniid", "0.10")}
+    for setting, labeled in columns:
+        column = [c for c in cells if (c.setting, c.labeled) == (setting, labeled)]
+        assert {c.method for c in column} == set(fedsiam.TABLE6_METHODS)
+        assert len({cfg.run_id for c in column for cfg in c.configs}) == 1
+        cfg = column[0].configs[0]
+        assert (cfg.algorithm, cfg.model, cfg.weak_augment, cfg.rounds) == ("supervised_server", "cnn_mnist_authors",
+                                                                           "authors_server", 200)
+        assert server_sgd_of(cfg) == (10, 0.5, 0.0) and cfg.lr == 0.01
+    # the reason shows beside Table 6's cells only, and the labels-at-client code's reasons not there
+    server = fedsiam.likely_reasons("fedsiam_mt", 4.0, "paper", "server_iid")
+    client = fedsiam.likely_reasons("fedsiam_mt", 4.0, "paper", "iid")
+    assert len(server) == 1 and "last labeled batch" in server[0]
+    assert client and not any("last labeled batch" in r for r in client)
+    assert not fedsiam.likely_reasons("fedfixmatch", -3.0, "paper", "server_noniid")    # no test selection there

@@ -189,3 +189,29 @@ def test_while_no_pseudo_label_passes_a_fedmix_round_is_the_supervised_step_time
     for k in omega:
         expected = omega[k] + cfg.mix_beta * (sl["model"][k] - omega[k])
         assert torch.allclose(state["model"][k], expected, atol=1e-6), k
+
+
+@requires_mnist
+@pytest.mark.parametrize("server_sgd, server", [("clients", (50, 0.9, 1e-4)), ("authors", (10, 0.5, 0.0))])
+def test_the_server_trains_with_its_own_batches_and_sgd_and_the_clients_keep_table2s(monkeypatch, server_sgd, server):
+    # Table 6's server-alone row: the FedSiam authors' server step is batch 10, momentum 0.5, no weight
+    # decay (fedsiam-labels-at-server/fedsiam-*-main.py); 'clients' reads Table 2's one BS_tr, M and wd for both
+    import fssl_core.engine as engine
+    calls = []
+    real = engine.train_party
+
+    def spy(nets, trainable, names, loss, images, view, plan, optimizer, *args, **kwargs):
+        calls.append((view.num_unlabeled == 0, plan.labeled_batch or plan.unlabeled_batch, optimizer.momentum,
+                      optimizer.weight_decay, plan.steps(view)))
+        return real(nets, trainable, names, loss, images, view, plan, optimizer, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "train_party", spy)
+    cfg = RunConfig(algorithm="fedsiam_pi", partition="server_iid", labeled_ratio=0.01, clients=20, clients_per_round=2,
+                    rounds=1, local_epochs=1, batch_size=50, trainer="sequential", server_sgd=server_sgd)
+    fed = Federation.build(cfg)
+    fed.run_round(fed.initial_state(), 1)
+    at_server = [c[:4] for c in calls if c[0]]
+    at_clients = {c[1:4] for c in calls if not c[0]}
+    assert at_server == [(True, *server)]
+    assert next(c[4] for c in calls if c[0]) == 600 // server[0]          # one epoch over the 600 labels
+    assert at_clients == {(50, 0.9, 1e-4)}

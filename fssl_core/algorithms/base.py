@@ -31,7 +31,7 @@ from torch.func import functional_call
 
 from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..batches import Batch, DataView, Plan, TrainImages
-from ..config import RunConfig
+from ..config import RunConfig, server_sgd_of
 from ..training import Nets, Step, Tensors
 
 State = dict[str, Any]
@@ -149,6 +149,12 @@ class Algorithm:
 
     def server_finish(self, state: State, round: int, train: ServerTrain) -> None:
         """Train at the server after round `round`'s aggregation, before evaluation. Default: none."""
+
+    def server_plan(self, epochs: int | None = None) -> Plan:
+        """`epochs` (default `server_epochs`) over the server's labeled set, in the server's batches
+        (RunConfig.server_sgd: BS_tr, or the FedSiam authors' labels-at-server 10)."""
+        return Plan(epochs=self.cfg.server_epochs if epochs is None else epochs,
+                    labeled_batch=server_sgd_of(self.cfg)[0])
 
     def download(self, state: State, round: int, client: int) -> Payload:
         return {"model": state["model"]}

@@ -106,7 +106,7 @@ class FedAnchor(AlternateTraining):
         cfg, nets = self.cfg, {"model": state["model"]}
         if cfg.server_epochs:
             train(nets, ("model",), self.server_loss,
-                  Plan(epochs=cfg.server_epochs, labeled_batch=cfg.batch_size), lr=lr, part=2 * part)
+                  self.server_plan(), lr=lr, part=2 * part)
         if cfg.contrastive_loss:
             train(nets, ("model",), self.contrastive_step,
                   Plan(epochs=1, labeled_batch=cfg.contrastive_batch_size), lr=lr, part=2 * part + 1)

@@ -89,7 +89,7 @@ class FedCon(Algorithm):
     def server_update(self, state: State, round: int, train) -> None:
         if round >= 1 and self.cfg.server_epochs:
             train({"model": state["model"]}, ("model",), self.server_loss,
-                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+                  self.server_plan())
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         x = batch.labeled

@@ -83,14 +83,14 @@ class FedFixMatch(Algorithm):
         each round; before round 1, `pretrain_epochs` of it at `pretrain_lr` (FedAnchor's protocol,
         Appendix C; 0 by default, as FedSiam's). The engine's trainer runs no step when the server
         holds no labels."""
-        plan = Plan(epochs=1, labeled_batch=self.cfg.batch_size)
+        plan = self.server_plan(epochs=1)
         if round == 0:
             for epoch in range(self.cfg.pretrain_epochs):
                 train({"model": state["model"]}, ("model",), self.server_loss, plan, lr=self.cfg.pretrain_lr, part=epoch)
             return
         if self.cfg.server_epochs:
             train({"model": state["model"]}, ("model",), self.server_loss,
-                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+                  self.server_plan())
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         logits = self.ctx.apply(nets["model"], batch.labeled.weak())

@@ -205,7 +205,7 @@ class FedMatch(Algorithm):
         if round == 0 or self.cfg.server_epochs == 0:
             return
         train({"sigma": state["sigma"], "psi": state["psi"]}, ("sigma",), self.server_loss,
-              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+              self.server_plan())
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         return self.supervised_loss(nets, batch.labeled), {}

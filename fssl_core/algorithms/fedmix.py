@@ -99,7 +99,7 @@ class FedMix(Algorithm):
         nets = {"model": clone(state["model"])}
         if self.cfg.server_epochs:
             train(nets, ("model",), self.server_loss,
-                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+                  self.server_plan())
         state["sigma"] = nets["model"]
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
@@ -147,7 +147,11 @@ class FedMix(Algorithm):
 
 class SupervisedAtServer(Algorithm):
     """The journal's supervised-only baseline ("SL"): the global model trained on the server's N_s
-    labeled samples alone, `server_epochs` epochs per round; clients receive and send nothing."""
+    labeled samples alone, `server_epochs` epochs per round; clients receive and send nothing.
+
+    Its batches are the plain images, as FedMix's σ sees them. A named `weak_augment` ('flip_only',
+    'authors_server') augments them with that view instead: FedSiam's Table 6 row "the server alone,
+    as the authors' labels-at-server code trains it" (experiments/fedsiam.py, TABLE6_SERVER_ALONE)."""
     name = "supervised_server"
     trainable = ()
     labels_at = ("server",)
@@ -156,9 +160,11 @@ class SupervisedAtServer(Algorithm):
         if round == 0 or self.cfg.server_epochs == 0:
             return
         train({"model": state["model"]}, ("model",), self.server_loss,
-              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+              self.server_plan())
 
-    server_loss = FedMix.server_loss
+    def server_loss(self, nets: Nets, batch: Batch, step: Step):
+        x = batch.labeled.plain() if self.cfg.weak_augment == "dataset" else batch.labeled.weak()
+        return F.cross_entropy(self.ctx.apply(nets["model"], x), batch.labeled.y), {}
 
     def download(self, state: State, round: int, client: int) -> Payload:
         return {}

@@ -100,7 +100,7 @@ class FedSem(Algorithm):
         if round == 0 or self.cfg.server_epochs == 0:
             return
         train({"model": state["model"]}, ("model",), self.supervised_loss,
-              Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size))
+              self.server_plan())
 
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
         """FedAvg (Eq. 2); after the last phase-1 round, θ* is frozen as the labeling model."""

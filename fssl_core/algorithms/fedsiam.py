@@ -197,8 +197,7 @@ class FedSiam(Algorithm):
         if round == 0 or self.cfg.server_epochs == 0:
             return
         nets = {"online": state["online"]}
-        train(nets, ("online",), self.server_loss, Plan(epochs=self.cfg.server_epochs,
-                                                        labeled_batch=self.cfg.batch_size))
+        train(nets, ("online",), self.server_loss, self.server_plan())
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         logits = self.ctx.apply(nets["online"], batch.labeled.weak())

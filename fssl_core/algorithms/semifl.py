@@ -98,7 +98,7 @@ class AlternateTraining(Algorithm):
     def server_train(self, state: State, train, lr: float | None = None, part: int = 0) -> None:
         if self.cfg.server_epochs:
             train({"model": state["model"]}, ("model",), self.server_loss,
-                  Plan(epochs=self.cfg.server_epochs, labeled_batch=self.cfg.batch_size), lr=lr, part=part)
+                  self.server_plan(), lr=lr, part=part)
 
     server_loss = FedFixMatch.server_loss       # cross-entropy on the weakly augmented labeled set
 

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = [
-    'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'WEAK_AUGMENTS', 'augment_spec_for', 'random_crop_flip', 'strong_augment',
+    'AUTHORS_SERVER', 'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'WEAK_AUGMENTS', 'augment_spec_for', 'random_crop_flip', 'strong_augment',
     'weak_augment',
 ]
 
@@ -65,16 +65,22 @@ _SPECS = {
 # The FedSiam authors' weak view for FedFixMatch and FedMatch on every dataset (their
 # main_fedfixmatch.py / main_fedmatch.py, trans_mnist_weak): RandomHorizontalFlip alone, digits too.
 FLIP_ONLY = AugmentSpec(flip=True, pad=0, jitter=False)
-WEAK_AUGMENTS = ('dataset', 'flip_only')
+# The FedSiam authors' labels-at-server MNIST views (fedsiam-labels-at-server/augmentations/__init__.py,
+# Mnist_Transform, "Table 6"): RandomHorizontalFlip, then RandomCrop(28, padding=int(28 * 0.125) = 3,
+# padding_mode='reflect'), digits flipped too; both of their views are drawn this way.
+AUTHORS_SERVER = AugmentSpec(flip=True, pad=3, jitter=False)
+_NAMED = {'flip_only': FLIP_ONLY, 'authors_server': AUTHORS_SERVER}
+WEAK_AUGMENTS = ('dataset', *_NAMED)
 
 
 def augment_spec_for(dataset: str, weak_augment: str = 'dataset') -> AugmentSpec:
-    """The augmentation spec of a dataset by name; `weak_augment='flip_only'`: FLIP_ONLY instead."""
+    """The augmentation spec of a dataset by name; `weak_augment` 'flip_only' or 'authors_server': that
+    spec instead (FLIP_ONLY, AUTHORS_SERVER)."""
     if dataset not in _SPECS:
         raise ValueError(f'augment_spec_for: dataset={dataset!r}: must be one of {", ".join(sorted(_SPECS))}')
     if weak_augment not in WEAK_AUGMENTS:
         raise ValueError(f'augment_spec_for: weak_augment={weak_augment!r}: must be one of {", ".join(WEAK_AUGMENTS)}')
-    return FLIP_ONLY if weak_augment == 'flip_only' else _SPECS[dataset]
+    return _NAMED.get(weak_augment, _SPECS[dataset])
 
 
 # ITU-R 601-2 luma, as PIL's convert('L') and torchvision's rgb_to_grayscale.
