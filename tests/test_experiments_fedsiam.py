@@ -530,3 +530,26 @@ def test_table6s_server_alone_is_one_run_per_column_shown_in_every_methods_row()
     assert len(server) == 1 and "last labeled batch" in server[0]
     assert client and not any("last labeled batch" in r for r in client)
     assert not fedsiam.likely_reasons("fedfixmatch", -3.0, "paper", "server_noniid")    # no test selection there
+    # our server step alone: Table 6's FedFixMatch config with λ_u = 0 and nothing else changed
+    step = fedsiam.table6_server_step_cells(PROFILES["paper"], "cpu")
+    assert {(c.setting, c.labeled) for c in step} == columns and {c.method for c in step} == {"server_step"}
+    for c in step:
+        table6 = fedsiam.paper_config("mnist", fedsiam.TABLE6_SETTINGS[c.setting], float(c.labeled), "fedfixmatch", "cpu")
+        assert list(c.configs) == [table6.replace(unlabeled_loss_weight=0.0)]
+
+
+def test_the_unlabeled_gain_is_each_method_minus_the_server_step_alone_of_its_column():
+    import pandas as pd
+
+    def frame(rows):
+        return pd.DataFrame([{"setting": s, "labeled": g, "dataset": "mnist", "method": m, "metric": metric,
+                              "reproduced_value": v, "n_runs": 1} for s, g, m, metric, v in rows])
+    results = frame([("server_iid", "0.01", "fedsiam_mt", "accuracy", 94.78),
+                     ("server_iid", "0.01", "fedsiam_mt", "accuracy_test_selected", 95.0),
+                     ("server_iid", "0.10", "fedsiam_mt", "accuracy", 98.90)])
+    step = frame([("server_iid", "0.01", "server_step", "accuracy", 94.50),
+                  ("server_iid", "0.10", "server_step", "accuracy", 97.00)])
+    alone = frame([("server_iid", "0.01", m, "accuracy", 90.61) for m in fedsiam.TABLE6_METHODS])
+    table = fedsiam.unlabeled_gain(results, step, alone).set_index("labeled")
+    assert table.unlabeled_gain.to_dict() == {"0.01": 0.28, "0.10": 1.9}
+    assert table.authors_server_alone["0.01"] == 90.61 and pd.isna(table.authors_server_alone["0.10"])

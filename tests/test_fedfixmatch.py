@@ -11,6 +11,7 @@ from fssl_core.algorithms.fedfixmatch import FedFixMatch, fixmatch_unlabeled_los
 from fssl_core.config import RunConfig
 from fssl_core.models import build_model
 from fssl_core.runs import RunStore
+from fssl_core.engine import Federation
 from fssl_core.training import Step
 
 from .conftest import requires_mnist
@@ -107,3 +108,29 @@ def test_tiny_labels_at_server_run_trains_on_the_servers_labels(tmp_path):
     # clients hold no labels: their loss is the unlabeled term alone
     assert all(m["train_classification_loss"] == 0.0 for m in run.metrics)
     assert all(m["train_loss"] == pytest.approx(m["train_unlabeled_loss"]) for m in run.metrics)
+
+
+@requires_mnist
+def test_table6s_server_step_alone_leaves_the_global_model_the_servers():
+    # TABLE6_SERVER_STEP: FedFixMatch with λ_u = 0 at labels-at-server; its clients take gradient-free steps
+    # (weight decay alone), so the round's global model is the server step's model up to that shrink
+    from fssl_core.experiments.fedsiam import TABLE6_SERVER_STEP
+    cfg = RunConfig(algorithm="fedfixmatch", partition="server_iid", labeled_ratio=0.01, clients=100,
+                    clients_per_round=3, rounds=1, local_epochs=1, batch_size=100, **TABLE6_SERVER_STEP)
+    fed = Federation.build(cfg)
+    state = fed.initial_state()
+    start = {k: v.clone() for k, v in state["model"].items()}
+    served = {}
+    real = fed.algorithm.server_update
+
+    def snapshot(state, round, train):
+        real(state, round, train)
+        served.update({k: v.clone() for k, v in state["model"].items()})
+
+    fed.algorithm.server_update = snapshot
+    state, _ = fed.run_round(state, 1)
+    assert any(not torch.equal(start[k], served[k]) for k in start)               # the server trained
+    # 6 steps of 100 a client: momentum-accumulated weight decay shrinks by lr·wd·Σ_t (1 − 0.9^t)/0.1 ≈ 1.9e-5
+    shrink = 1 - cfg.lr * cfg.weight_decay * sum((1 - 0.9 ** t) / 0.1 for t in range(1, 7))
+    for k, v in state["model"].items():
+        assert torch.allclose(v, served[k] * shrink, rtol=1e-6, atol=1e-9), k      # the clients added nothing

@@ -687,6 +687,54 @@ def table6_server_alone_cells(profile: Profile, device: str, methods=TABLE6_METH
     return cells
 
 
+# Our own server step alone, for comparison with TABLE6_SERVER_ALONE and with our rows: FedFixMatch with
+# λ_u = 0 at Table 6's protocol. Its server trains the weak views of its labels as every Table 6 method's
+# does (CE, batch 100, Table 2's SGD); its clients, with no label and no unlabeled loss, take gradient-free
+# steps (weight decay alone shrinks their copies by about 1e-5 a round) and their average is the server's
+# model. A method's row minus this one is what its clients' unlabeled training adds (table
+# `table6_server_step`).
+TABLE6_SERVER_STEP = {"unlabeled_loss_weight": 0.0}
+
+
+def table6_server_step_cells(profile: Profile, device: str, settings=None, datasets=("mnist",),
+                             labeled_ratios=None, seeds=None) -> list[Cell]:
+    """Table 6's columns with our server step alone (TABLE6_SERVER_STEP), row `server_step`."""
+    if settings is None:
+        settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
+    if labeled_ratios is None:
+        labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
+    cells = []
+    for gamma in labeled_ratios:
+        for setting in settings:
+            for dataset in datasets:
+                cfg = paper_config(dataset, TABLE6_SETTINGS[setting], gamma, "fedfixmatch", device,
+                                   **TABLE6_SERVER_STEP)
+                cells += [Cell(PAPER, "table6_server_step", setting, f"{gamma:.2f}", dataset, "server_step",
+                               profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK), metric,
+                               paper_runs=len(SEEDS))
+                          for metric in ("accuracy", "accuracy_test_selected")]
+    return cells
+
+
+def unlabeled_gain(results: pd.DataFrame, server_step: pd.DataFrame, server_alone: pd.DataFrame) -> pd.DataFrame:
+    """Per Table 6 column and method: our accuracy, our server step alone's (`table6_server_step_cells`),
+    their difference (what the clients' unlabeled training adds), and the authors' server alone
+    (`table6_server_alone_cells`), last-round accuracies, with the runs' counts."""
+    key = ["setting", "labeled", "dataset"]
+
+    def accuracy(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame.metric == "accuracy"].dropna(subset=["reproduced_value"])
+
+    ours = accuracy(results)[key + ["method", "reproduced_value", "n_runs"]]
+    step = accuracy(server_step)[key + ["reproduced_value"]].drop_duplicates(key)
+    alone = accuracy(server_alone)[key + ["reproduced_value"]].drop_duplicates(key)
+    table = (ours.merge(step.rename(columns={"reproduced_value": "server_step"}), on=key)
+             .merge(alone.rename(columns={"reproduced_value": "authors_server_alone"}), on=key, how="left")
+             .rename(columns={"reproduced_value": "reproduced"}))
+    table["unlabeled_gain"] = (table.reproduced - table.server_step).round(2)
+    return table[key + ["method", "reproduced", "server_step", "unlabeled_gain", "authors_server_alone", "n_runs"]]
+
+
 def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=None,
                  datasets=DATASETS, labeled_ratios=None, seeds=None, metrics=("accuracy",)) -> list[Cell]:
     """Table 6, labels-at-server: γ|D| labeled samples at the server, trained on before each round
