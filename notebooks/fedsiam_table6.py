@@ -133,8 +133,9 @@ comparison_table(server_alone) if len(server_alone) else "no MNIST column in thi
 # Our own server step alone, for comparison: FedFixMatch with λ_u = 0 (`fedsiam.TABLE6_SERVER_STEP`): the
 # server trains its labels as every method here does (weak views, batch 100, Table 2's SGD), the clients
 # take gradient-free steps, so the global model is the server's (a test pins it). Each method's accuracy
-# minus this row's is what its clients' unlabeled training adds; beside it, the authors' server alone
-# minus ours shows what their flipped digits, dropout and server SGD cost.
+# minus this row's is what its clients' unlabeled training adds (FedMatch's also holds its optimiser:
+# it trains at momentum 0, its server step included); beside it, the authors' server alone, whose
+# distance to `server_step` is what their flipped digits, dropout and server SGD cost.
 
 # %%
 fedsiam.unlabeled_gain(results, server_step, server_alone) if len(server_step) else "no MNIST column in this notebook's scope"
