@@ -278,8 +278,8 @@ def summary_markdown(frame: pd.DataFrame) -> str:
     out.write(_markdown_table(table))
     if len(claims):
         out.write("\nClaims (ours against the paper's statement; one seed per profile unless `n_runs` says more):\n\n")
-        out.write(_markdown_table(claims[["paper", "setting", "method", "metric", "paper_value", "reproduced_value",
-                                          "n_runs", "profile", "verdict"]]))
+        out.write(_markdown_table(claims[["paper", "setting", "labeled", "method", "metric", "paper_value",
+                                          "reproduced_value", "n_runs", "profile", "verdict"]]))
     return out.getvalue()
 
 

@@ -151,4 +151,4 @@ fedsiam.unlabeled_gain(results, server_step, server_alone) if len(server_step) e
 # %%
 fedsiam.explain_large_deltas(results, measured={
     "at_authors_code": authors_code[authors_code.metric == "accuracy_test_selected"].assign(metric="accuracy"),
-    "server_alone": server_alone, "server_step": server_step})
+    "server_alone": server_alone})
