@@ -62,6 +62,7 @@ def server_sgd_of(cfg: "RunConfig") -> tuple[int, float, float]:
             cfg.momentum if own.momentum is None else own.momentum,
             cfg.weight_decay if own.weight_decay is None else own.weight_decay)
 
+
 # Fields that change how a run is executed or stored but not what it computes; they are left
 # out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
 NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
@@ -118,7 +119,7 @@ class RunConfig:
     server_epochs: int = 1           # labels-at-server: epochs over the server's labeled set before each round
     server_sgd: str = "clients"      # the server's batches and SGD on its labeled set: 'clients' (BS_tr, M, wd, as
                                      # Table 2 gives them for both) or 'authors' (batch 10, momentum 0.5, no weight
-                                     # decay: the FedSiam authors' labels-at-server code; SERVER_SGD below)
+                                     # decay: the FedSiam authors' labels-at-server code; SERVER_SGD above)
     # --- FedSiam (Table 4) --------------------------------------------------------------------
     ema_decay: float = 0.999         # α_max: upper bound of the ramped EMA decay α^k (Eq. 9)
     consistency: str = "mse"         # J: 'mse' (Eq. 4) or 'kl' (Eq. 5)
