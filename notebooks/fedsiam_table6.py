@@ -102,7 +102,8 @@ claim_verdicts(claims)[["setting", "labeled", "dataset", "method", "reproduced_v
 # Their code differs from Table 2 as we read it: the server trains on its labels with SGD at momentum
 # 0.5, batch 10 and no weight decay, the clients cut batches of 50 with weight decay 1.5e-6, and the
 # test accuracy is printed every 5 rounds with no final test: `accuracy` is the last printed (round
-# 195), `accuracy_test_selected` the best printed. Empty until such a run has finished.
+# 195), `accuracy_test_selected` the best printed; above all, their clients never learn (next section).
+# Empty until such a run has finished.
 
 # %%
 comparison_table(authors_code) if len(authors_code) else "no finished run of the authors' labels-at-server code yet"
@@ -120,8 +121,10 @@ comparison_table(authors_code) if len(authors_code) else "no finished run of the
 # and translate by up to 3 pixels, SGD at lr 0.01, momentum 0.5, batch 10, no weight decay
 # (`fedsiam.TABLE6_SERVER_ALONE`). The rows below run exactly that in this package (`supervised_server`,
 # the clients idle), one run per column shown in every method's row; its IID and Non-IID columns are one
-# computation (the server's set is drawn alike in both, `server_shards_partition`), as in their code. Our Table 6 rows follow the paper
-# instead (§3, Eq. 8: the clients train on their unlabeled data), which is why they sit above it. The
+# computation (the server's set is drawn alike in both, `server_shards_partition`), as in their code.
+# Their code is unseeded (its labeled set is a fresh draw each run), so one run of it is one draw of a
+# spread this row does not show. Our Table 6 rows follow the paper instead (§3, Eq. 8: the clients
+# train on their unlabeled data), which is why they sit above it. The
 # alternative reading, their loops as written, makes every method of the table the same supervised
 # baseline, under which the table's claim could hold only by noise; we keep the paper's.
 
