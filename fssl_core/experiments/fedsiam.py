@@ -666,25 +666,38 @@ def _authors_rows(table: str, runs: dict[tuple[str, str, str], list[tuple[float,
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _table6_columns(profile: Profile, settings, datasets, labeled_ratios) -> list[tuple[float, str, str]]:
+    """(γ, setting, dataset) of Table 6's columns in scope; settings, labeled_ratios = None: the profile's."""
+    if settings is None:
+        settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
+    if labeled_ratios is None:
+        labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
+    for setting in settings:
+        if setting not in TABLE6_SETTINGS:
+            raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
+    return [(gamma, setting, dataset) for gamma in labeled_ratios for setting in settings for dataset in datasets]
+
+
+def _table6_one_run_cells(table: str, changes: dict, rows, profile: Profile, device: str, settings, datasets,
+                          labeled_ratios, seeds) -> list[Cell]:
+    """Per Table 6 column one run, the FedFixMatch cell's config with `changes`, shown in each of `rows`,
+    last-round and test-selected."""
+    cells = []
+    for gamma, setting, dataset in _table6_columns(profile, settings, datasets, labeled_ratios):
+        cfg = paper_config(dataset, TABLE6_SETTINGS[setting], gamma, "fedfixmatch", device).replace(**changes)
+        configs = profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK)
+        cells += [Cell(PAPER, table, setting, f"{gamma:.2f}", dataset, row, configs, metric, paper_runs=len(SEEDS))
+                  for row in rows for metric in ("accuracy", "accuracy_test_selected")]
+    return cells
+
+
 def table6_server_alone_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings=None,
                               datasets=("mnist",), labeled_ratios=None, seeds=None) -> list[Cell]:
     """Table 6's cells as the authors' labels-at-server code computes them (TABLE6_SERVER_ALONE): per
     (setting, γ, dataset) one run of the server alone, shown in every method's row, last-round and
     test-selected, table `table6_server_alone`. settings, labeled_ratios = None: the profile's scope."""
-    if settings is None:
-        settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
-    if labeled_ratios is None:
-        labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
-    cells = []
-    for gamma in labeled_ratios:
-        for setting in settings:
-            for dataset in datasets:
-                cfg = paper_config(dataset, TABLE6_SETTINGS[setting], gamma, "fedfixmatch", device)
-                configs = profile.configs(cfg.replace(**TABLE6_SERVER_ALONE), list(seeds or SEEDS[:1]), quick=QUICK)
-                cells += [Cell(PAPER, "table6_server_alone", setting, f"{gamma:.2f}", dataset, method, configs,
-                               metric, paper_runs=len(SEEDS))
-                          for method in methods for metric in ("accuracy", "accuracy_test_selected")]
-    return cells
+    return _table6_one_run_cells("table6_server_alone", TABLE6_SERVER_ALONE, methods, profile, device, settings,
+                                 datasets, labeled_ratios, seeds)
 
 
 # Our own server step alone, for comparison with TABLE6_SERVER_ALONE and with our rows: FedFixMatch with
@@ -699,21 +712,8 @@ TABLE6_SERVER_STEP = {"unlabeled_loss_weight": 0.0}
 def table6_server_step_cells(profile: Profile, device: str, settings=None, datasets=("mnist",),
                              labeled_ratios=None, seeds=None) -> list[Cell]:
     """Table 6's columns with our server step alone (TABLE6_SERVER_STEP), row `server_step`."""
-    if settings is None:
-        settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
-    if labeled_ratios is None:
-        labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
-    cells = []
-    for gamma in labeled_ratios:
-        for setting in settings:
-            for dataset in datasets:
-                cfg = paper_config(dataset, TABLE6_SETTINGS[setting], gamma, "fedfixmatch", device,
-                                   **TABLE6_SERVER_STEP)
-                cells += [Cell(PAPER, "table6_server_step", setting, f"{gamma:.2f}", dataset, "server_step",
-                               profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK), metric,
-                               paper_runs=len(SEEDS))
-                          for metric in ("accuracy", "accuracy_test_selected")]
-    return cells
+    return _table6_one_run_cells("table6_server_step", TABLE6_SERVER_STEP, ("server_step",), profile, device,
+                                 settings, datasets, labeled_ratios, seeds)
 
 
 def unlabeled_gain(results: pd.DataFrame, server_step: pd.DataFrame, server_alone: pd.DataFrame) -> pd.DataFrame:
@@ -740,17 +740,10 @@ def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings
     """Table 6, labels-at-server: γ|D| labeled samples at the server, trained on before each round
     (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients.
     settings, labeled_ratios = None: the profile's scope."""
-    if settings is None:
-        settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
-    if labeled_ratios is None:
-        labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
-    for setting in settings:
-        if setting not in TABLE6_SETTINGS:
-            raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
     return [_cell("table6", setting, gamma, dataset, method,
                   paper_config(dataset, TABLE6_SETTINGS[setting], gamma, method, device), profile, seeds, SEEDS, m)
-            for gamma in labeled_ratios for setting in settings for dataset in datasets for method in methods
-            for m in metrics]
+            for gamma, setting, dataset in _table6_columns(profile, settings, datasets, labeled_ratios)
+            for method in methods for m in metrics]
 
 
 # Table 7: one hyperparameter varied at a time around FedSiam-D's defaults (IID, γ = 0.10).
