@@ -104,6 +104,9 @@ claim_verdicts(claims)[["setting", "labeled", "dataset", "method", "reproduced_v
 # 0.5, batch 10 and no weight decay, the clients cut batches of 50 with weight decay 1.5e-6, and the
 # test accuracy is printed every 5 rounds with no final test: `accuracy` is the last printed (round
 # 195), `accuracy_test_selected` the best printed; above all, their clients never learn (next section).
+# A run fills both columns of its γ: in their code IID and Non-IID are one computation (the server's
+# labels are a uniform draw under both splits, and the clients' splits, all that Non-IID changes, are
+# never read; `fedsiam.authors_server_code_results`), so an IID run measures the Non-IID cell too.
 # Empty until such a run has finished.
 
 # %%

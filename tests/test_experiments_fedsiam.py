@@ -460,7 +460,8 @@ def test_every_committed_authors_code_log_is_finished_and_read():
     read = {(r.setting, r.labeled, r.method) for r in server_rows.itertuples()}
     for log in server_logs:
         script, iid, rate = fedsiam._SERVER_LOG_NAME.match(log.stem).groups()
-        assert (f"server_{iid}", f"{float(rate):.2f}", fedsiam.AUTHORS_SERVER_SCRIPTS[script]) in read, log.name
+        for setting in ("server_iid", "server_noniid"):         # their two columns are one computation
+            assert (setting, f"{float(rate):.2f}", fedsiam.AUTHORS_SERVER_SCRIPTS[script]) in read, log.name
         assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name
 
 
@@ -472,9 +473,15 @@ def test_the_authors_labels_at_server_logs_give_their_last_printed_and_best_prin
     (tmp_path / "main_fedsiam_d_iid.log").write_text("Round   0, loss 0.4, acc_valid 74.12%\ns:Testing accuracy: 74.0\n")
     rows = fedsiam.authors_server_code_results(tmp_path)     # FedMatch never printed round 195: no row
     got = {(r.setting, r.labeled, r.method, r.metric): r.reproduced_value for r in rows.itertuples()}
-    assert got == {("server_iid", "0.01", "fedsiam_mt", "accuracy"): 91.95,
-                   ("server_iid", "0.01", "fedsiam_mt", "accuracy_test_selected"): 95.0}
+    assert got == {(setting, "0.01", "fedsiam_mt", metric): value          # an IID log serves both columns
+                   for setting in ("server_iid", "server_noniid")
+                   for metric, value in (("accuracy", 91.95), ("accuracy_test_selected", 95.0))}
     assert set(rows.table) == {"table6_authors_code"}
+    (tmp_path / "server_fedsiam-mt-main_noniid_0.01.log").write_text(printed.replace("Acc 91.950", "Acc 89.950"))
+    rows = fedsiam.authors_server_code_results(tmp_path)     # a Non-IID rerun: both columns average both runs
+    last = rows[rows.metric == "accuracy"].set_index("setting")
+    assert last.reproduced_value.to_dict() == {"server_iid": 90.95, "server_noniid": 90.95}
+    assert set(last.n_runs) == {2} and set(last.reproduced_std) == {1.41}
     assert set(fedsiam.authors_code_results(tmp_path).table) == {"table5_authors_code"}   # each reads its own logs
 
 
