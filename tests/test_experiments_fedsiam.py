@@ -567,19 +567,19 @@ def test_fedsiam_d_against_the_baselines_as_the_authors_train_them():
 
     import pandas as pd
 
-    def row(table, setting, method, value, profile="paper", n=1):
+    def result_row(table, setting, method, value, profile="paper", n=1):
         return {"table": table, "setting": setting, "labeled": "0.10", "dataset": "mnist", "method": method,
                 "metric": "accuracy", "reproduced_value": value, "reproduced_std": math.nan, "n_runs": n,
                 "profile": profile}
-    ours = pd.DataFrame([row("table5", "noniid3", "fedsiam_d", 98.27, n=2),
-                         row("table5", "noniid3", "fedsem", 98.53, n=2),               # ours: not what is compared
-                         row("table5", "noniid1", "fedsiam_d", 90.0, profile="quick"),  # another protocol: left out
-                         row("table5", "iid", "fedsiam_d", 98.35, n=3)])
-    theirs = pd.DataFrame([row("table5_authors_optimiser", s, m, v) for s in ("noniid3", "noniid1") for m, v in
+    ours = pd.DataFrame([result_row("table5", "noniid3", "fedsiam_d", 98.27, n=2),
+                         result_row("table5", "noniid3", "fedsem", 98.53, n=2),               # ours: not what is compared
+                         result_row("table5", "noniid1", "fedsiam_d", 90.0, profile="quick"),  # another protocol: left out
+                         result_row("table5", "iid", "fedsiam_d", 98.35, n=3)])
+    theirs = pd.DataFrame([result_row("table5_authors_optimiser", s, m, v) for s in ("noniid3", "noniid1") for m, v in
                            (("fedavg", 96.16), ("fedavg_plus", 97.37), ("fedsem", 97.51))]
-                          + [row("table5_authors_fixmatch", s, m, 95.93) for s in ("noniid3", "noniid1")
+                          + [result_row("table5_authors_fixmatch", s, m, 95.93) for s in ("noniid3", "noniid1")
                              for m in ("fedfixmatch", "fedmatch")]
-                          + [row("table5_authors_optimiser", "iid", "fedavg", 97.0)])   # iid: 4 baselines missing
+                          + [result_row("table5_authors_optimiser", "iid", "fedavg", 97.0)])   # iid: 4 baselines missing
     got = fedsiam.fedsiam_d_vs_authors_baselines(ours, theirs)
     assert got.to_dict("records") == [{"setting": "noniid3", "labeled": "0.10", "dataset": "mnist", "fedsiam_d": 98.27,
                                        "fedsiam_d seeds": 2, "best authors' baseline": "fedsem", "its accuracy": 97.51,

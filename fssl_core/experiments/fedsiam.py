@@ -677,9 +677,9 @@ def authors_server_code_results(folder: Path | None = None, rounds: int = 200) -
         if not name or name[1] not in AUTHORS_SERVER_SCRIPTS or rounds - 5 not in printed:
             continue
         script, _, rate = name.groups()
+        last_and_best = (printed[rounds - 5], max(printed.values()))
         for setting in ("server_iid", "server_noniid"):
-            cell = (setting, f"{float(rate):.2f}", AUTHORS_SERVER_SCRIPTS[script])
-            runs.setdefault(cell, []).append((printed[rounds - 5], max(printed.values())))
+            runs.setdefault((setting, f"{float(rate):.2f}", AUTHORS_SERVER_SCRIPTS[script]), []).append(last_and_best)
     return _authors_rows("table6_authors_code", runs)
 
 
