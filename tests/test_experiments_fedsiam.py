@@ -443,6 +443,22 @@ def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
     assert [c.configs for c in cells if c.setting == "iid"] == [c.configs for c in fedsiam.authors_optimiser_cells(PAPER, "cpu")]
 
 
+def test_the_authors_rows_follow_table5s_columns_at_every_labeled_ratio_asked_for():
+    settings, ratios = ("iid", "noniid3"), (0.10, 0.15, 0.20)
+    optimiser = fedsiam.authors_optimiser_cells(PAPER, "cpu", settings=settings, labeled_ratios=ratios)
+    fixmatch = fedsiam.authors_fixmatch_cells(PAPER, "cpu", settings=settings, labeled_ratios=ratios)
+    columns = {("iid", "0.10"), ("iid", "0.15"), ("iid", "0.20"), ("noniid3", "0.10")}   # Non-IID-III: γ 0.10 only
+    assert {(c.setting, c.labeled) for c in optimiser} == columns == {(c.setting, c.labeled) for c in fixmatch}
+    table5 = {(c.setting, c.labeled) for c in fedsiam.table5_cells(PAPER, "cpu", settings=list(settings),
+                                                                  datasets=["mnist"], labeled_ratios=list(ratios))}
+    assert table5 == columns                                # the same columns as the rows they sit beside
+    for c in optimiser + fixmatch:
+        assert f"{c.configs[0].labeled_ratio:.2f}" == c.labeled and c.configs[0].partition == c.setting
+    # γ = 0.10 alone (the default) keeps the run identities measured before the γ columns were added
+    assert ([c.configs for c in optimiser if c.labeled == "0.10"]
+            == [c.configs for c in fedsiam.authors_optimiser_cells(PAPER, "cpu", settings=settings)])
+
+
 def test_every_committed_authors_code_log_is_finished_and_read():
     # a log the parser cannot read would silently drop its cell from the table: each gives both rows
     from fssl_core.paths import project_root

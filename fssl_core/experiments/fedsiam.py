@@ -550,50 +550,54 @@ def table5_cells(profile: Profile, device: str, methods=None, settings=None, dat
     if labeled_ratios is None:
         labeled_ratios = _scope(profile, "table5_labeled_ratios", TABLE5_LABELED_RATIOS)
     cells = []
-    for gamma in labeled_ratios:
-        for setting in settings:
-            if setting == "noniid3" and gamma != 0.10:
-                continue
-            for dataset in datasets:
-                for method in methods:
-                    cfg = paper_config(dataset, setting, gamma, method, device)
-                    cells += [_cell("table5", setting, gamma, dataset, method, cfg, profile, seeds, SEEDS, m)
-                              for m in metrics]
+    for setting, gamma in _table5_columns(settings, labeled_ratios):
+        for dataset in datasets:
+            for method in methods:
+                cfg = paper_config(dataset, setting, gamma, method, device)
+                cells += [_cell("table5", setting, gamma, dataset, method, cfg, profile, seeds, SEEDS, m)
+                          for m in metrics]
     return cells
 
 
 def authors_optimiser_cells(profile: Profile, device: str, methods=SUPERVISED_BASELINES, seeds=None,
-                            settings=("iid",)) -> list[Cell]:
-    """Table 5's MNIST γ = 0.10 cells of the supervised baselines with the authors' optimiser
+                            settings=("iid",), labeled_ratios=(0.10,)) -> list[Cell]:
+    """Table 5's MNIST cells of the supervised baselines with the authors' optimiser
     (AUTHORS_SUPERVISED_OPTIMISER), table `table5_authors_optimiser`; the same coordinates as Table
-    5's, so they sit beside its rows."""
+    5's, so they sit beside its rows (Non-IID-III at γ = 0.10 only, as in Table 5)."""
     cells = []
-    for setting in settings:
+    for setting, gamma in _table5_columns(settings, labeled_ratios):
         for method in methods:
-            cfg = paper_config("mnist", setting, 0.10, method, device, **AUTHORS_SUPERVISED_OPTIMISER)
-            cells.append(Cell(PAPER, "table5_authors_optimiser", setting, "0.10", "mnist", method,
+            cfg = paper_config("mnist", setting, gamma, method, device, **AUTHORS_SUPERVISED_OPTIMISER)
+            cells.append(Cell(PAPER, "table5_authors_optimiser", setting, f"{gamma:.2f}", "mnist", method,
                               profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK), paper_runs=len(SEEDS)))
     return cells
 
 
-def authors_fixmatch_cells(profile: Profile, device: str, settings=("iid",), seeds=None) -> list[Cell]:
-    """Table 5's MNIST γ = 0.10 FedFixMatch and FedMatch cells as the authors' code computes them
+def authors_fixmatch_cells(profile: Profile, device: str, settings=("iid",), seeds=None,
+                           labeled_ratios=(0.10,)) -> list[Cell]:
+    """Table 5's MNIST FedFixMatch and FedMatch cells as the authors' code computes them
     (AUTHORS_FIXMATCH: one FedFixMatch configuration serves both rows), table
     `table5_authors_fixmatch`, at the same coordinates as Table 5's so they sit beside its rows."""
     cells = []
-    for setting in settings:
-        cfg = paper_config("mnist", setting, 0.10, "fedfixmatch", device, **AUTHORS_FIXMATCH)
+    for setting, gamma in _table5_columns(settings, labeled_ratios):
+        cfg = paper_config("mnist", setting, gamma, "fedfixmatch", device, **AUTHORS_FIXMATCH)
         cells += [cell for row in AUTHORS_FIXMATCH_ROWS
                   for cell in _authors_cells("table5_authors_fixmatch", setting, row, cfg, profile, seeds)]
     return cells
 
 
+def _table5_columns(settings, labeled_ratios) -> list[tuple[str, float]]:
+    """Table 5's (setting, γ) columns among these: Non-IID-III is printed at γ = 0.10 only."""
+    return [(setting, gamma) for gamma in labeled_ratios for setting in settings
+            if setting != "noniid3" or gamma == 0.10]
+
+
 def _authors_cells(table: str, setting: str, method: str, cfg: RunConfig, profile: Profile, seeds) -> list[Cell]:
-    """A Table 5 MNIST γ = 0.10 row of the authors' computation, last-round and test-selected (the
-    paper's values are test-selected), at Table 5's coordinates so it sits beside the paper's row."""
+    """A Table 5 MNIST row of the authors' computation, last-round and test-selected (the paper's
+    values are test-selected), at Table 5's coordinates so it sits beside the paper's row."""
     configs = profile.configs(cfg, list(seeds or SEEDS[:1]), quick=QUICK)
-    return [Cell(PAPER, table, setting, "0.10", "mnist", method, configs, metric, paper_runs=len(SEEDS))
-            for metric in ("accuracy", "accuracy_test_selected")]
+    return [Cell(PAPER, table, setting, f"{cfg.labeled_ratio:.2f}", "mnist", method, configs, metric,
+                 paper_runs=len(SEEDS)) for metric in ("accuracy", "accuracy_test_selected")]
 
 
 def authors_network_cells(profile: Profile, device: str, seeds=None) -> list[Cell]:
