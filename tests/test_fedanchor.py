@@ -294,3 +294,16 @@ def test_the_evaluated_model_of_every_method_has_the_statistics_of_the_anchors(m
     assert_recomputed(algo.eval_tensors(state))
     if isinstance(algo, AlternateTraining):
         assert_recomputed(downloaded[0])
+
+
+def test_each_fmnist_diagnostic_is_its_method_with_one_change_the_lr():
+    # the diagnostics explain a failing row (FedAvg+FixMatch at chance, Supervised diverged at lr 0.03)
+    # by changing the learning rate alone, so their rows read as "the same method at lr 0.01"
+    quick = PROFILES["quick"]
+    for diagnostic, method in (("fedavg_fixmatch_lr0.01", "fedavg_fixmatch"), ("supervised_lr0.01", "supervised")):
+        probe, = [c for c in fedanchor.fmnist_cells(quick, "cpu", methods=[diagnostic], settings=["dir0.1"])
+                  if c.metric == "accuracy"]
+        base, = [c for c in fedanchor.fmnist_cells(quick, "cpu", methods=[method], settings=["dir0.1"])
+                 if c.metric == "accuracy"]
+        assert probe.configs[0].lr == 0.01 and base.configs[0].lr == 0.03
+        assert probe.configs[0].replace(lr=0.03) == base.configs[0]

@@ -96,6 +96,7 @@ METHODS = {
 # rounds (one confidently wrong class per client is self-trained into a constant classifier).
 DIAGNOSTICS = {
     "fedavg_fixmatch_lr0.01": ("fedfixmatch", {"pseudo_label_threshold": 0.95, "lr": 0.01}),
+    "supervised_lr0.01": ("supervised_fl", {"lr": 0.01}),
 }
 
 
