@@ -9,7 +9,8 @@ cells (tests/test_plan.py).
 
 Estimates come from measured seconds per round: this store's finished runs of the same kind where
 it has some (this machine's speed), else the reference measurements in results/*.csv (a 2-core
-CPU, one thread per run, two runs side by side).
+CPU, one thread per run, two runs side by side), else this store's runs of the same method on other
+splits or labeled ratios, else a default.
 """
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ class JobPlan:
     stored: list[RunConfig]                      # finished in the store: read back
     needs_data: dict[str, int] = field(default_factory=dict)   # dataset -> runs skipped
     estimate: dict[str, float] = field(default_factory=dict)   # run_id -> estimated seconds
-    estimate_source: dict[str, str] = field(default_factory=dict)   # run_id -> "this store" | "reference" | "guess"
+    estimate_source: dict[str, str] = field(default_factory=dict)   # run_id -> "this store" | "reference" |
+                                                                    # "this store, same method" | "guess"
 
     def seconds(self, workers: int) -> float:
         """Wall seconds of the pending runs on `workers` processes (greedy longest-first packing)."""
@@ -59,7 +61,9 @@ class JobPlan:
         lines = [f"[plan] {len(self.notebooks)} notebook(s), {len(self.pending) + len(self.stored)} run(s): "
                  f"{len(self.pending)} to train, {len(self.stored)} read back from the run store"]
         if self.pending:
-            where = {"this store": "this machine's finished runs", "reference": "the reference 2-core CPU's times",
+            where = {"this store": "this machine's finished runs",
+                     "this store, same method": "this machine's runs of the same method on other splits",
+                     "reference": "the reference 2-core CPU's times",
                      "guess": f"a default of {GUESS_SECONDS_PER_ROUND:g} s per round"}
             lines.append(f"[plan] estimated {_minutes(self.seconds(workers))} on {workers} worker(s) "
                          f"(from {', '.join(where[s] for s in sorted(sources))}; refined as runs finish)")
@@ -139,8 +143,16 @@ def _kind(cfg: RunConfig) -> tuple:
             cfg.batch_size, cfg.labeled_ratio, cfg.device)
 
 
+def _method_kind(cfg: RunConfig) -> tuple:
+    """A coarser kind: the same method and local work on another split or labeled ratio (e.g. Table 5's
+    γ = 0.15 column before any of its runs finished); closer than a guess by an order of magnitude."""
+    return (cfg.algorithm, cfg.dataset, cfg.model, cfg.local_epochs, cfg.clients_per_round, cfg.batch_size,
+            cfg.device)
+
+
 def _estimate(job: JobPlan, store: RunStore, profile: str) -> None:
-    per_round_here = _seconds_per_round(store)
+    per_round_here = _seconds_per_round(store, _kind)
+    per_round_method = _seconds_per_round(store, _method_kind)
     reference = _reference_seconds(job, profile)
     for cfg in job.pending:
         rate = per_round_here.get(_kind(cfg))
@@ -148,16 +160,20 @@ def _estimate(job: JobPlan, store: RunStore, profile: str) -> None:
             job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = rate * cfg.rounds, "this store"
         elif cfg.run_id in reference:
             job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = reference[cfg.run_id], "reference"
+        elif _method_kind(cfg) in per_round_method:
+            job.estimate[cfg.run_id] = per_round_method[_method_kind(cfg)] * cfg.rounds
+            job.estimate_source[cfg.run_id] = "this store, same method"
         else:
             job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = GUESS_SECONDS_PER_ROUND * cfg.rounds, "guess"
 
 
-def _seconds_per_round(store: RunStore) -> dict[tuple, float]:
-    """Median seconds per round of each kind of finished run in the store (this machine's speed)."""
+def _seconds_per_round(store: RunStore, kind) -> dict[tuple, float]:
+    """Median seconds per round of each kind (`kind(config)`) of finished run in the store (this
+    machine's speed)."""
     rates: dict[tuple, list[float]] = {}
     for result in store.finished():
         if result.summary.get("seconds_per_round"):
-            rates.setdefault(_kind(result.config), []).append(result.summary["seconds_per_round"])
+            rates.setdefault(kind(result.config), []).append(result.summary["seconds_per_round"])
     return {k: statistics.median(v) for k, v in rates.items()}
 
 

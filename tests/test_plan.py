@@ -111,6 +111,14 @@ def test_estimates_come_from_this_stores_runs_of_the_same_kind_and_pack_onto_wor
     _estimate(job, store, profile="smoke")          # smoke: no reference rows
     assert job.estimate[same_kind.run_id] == 4.0 * 30 and job.estimate_source[same_kind.run_id] == "this store"
     assert job.estimate_source[other_kind.run_id] == "guess"
+    # a run of the same method on another split and labeled ratio: that method's speed here, not the guess
+    other_split = base.replace(seed=2, partition="noniid1", labeled_ratio=0.2)
+    job = JobPlan([], [other_split], [])
+    _estimate(job, store, profile="smoke")
+    assert job.estimate[other_split.run_id] == 4.0 * 10 and job.estimate_source[other_split.run_id] == "this store, same method"
+    assert "this machine's runs of the same method on other splits" in job.describe(workers=1)
+    job = JobPlan([], [same_kind, other_kind], [])
+    _estimate(job, store, profile="smoke")
     # longest first onto the least loaded worker: [120, 60] on one each; plus 50 -> 110 beside 120
     job.estimate[other_kind.run_id] = 60.0
     third = base.replace(seed=3, algorithm="fedavg_plus")
