@@ -432,6 +432,22 @@ def test_the_authors_network_rows_add_their_dropout_network_to_each_authors_row(
     assert by_method["fedsiam_d"] == d.replace(model="cnn_mnist_authors")
 
 
+def test_the_authors_network_runs_the_non_iid_rows_no_other_measurement_explains():
+    cells = fedsiam.authors_network_cells(PAPER, "cpu", settings=("iid", "noniid2", "noniid3"))
+    rows = {(c.setting, c.method) for c in cells}
+    assert rows == {("iid", "fedavg"), ("iid", "fedfixmatch"), ("iid", "fedmatch"), ("iid", "fedsiam_d"),
+                    ("noniid2", "fedsiam_d"), ("noniid3", "fedfixmatch"), ("noniid3", "fedmatch"), ("noniid3", "fedsiam_pi")}
+    # the IID rows keep the run identities measured before the Non-IID rows were added
+    assert [c.configs for c in cells if c.setting == "iid"] == [c.configs for c in fedsiam.authors_network_cells(PAPER, "cpu")]
+    by_row = {(c.setting, c.method): c.configs[0] for c in cells}
+    for setting, method in (("noniid2", "fedsiam_d"), ("noniid3", "fedsiam_pi")):
+        ours = fedsiam.table5_cells(PAPER, "cpu", methods=[method], settings=[setting], datasets=["mnist"],
+                                    labeled_ratios=[0.10], seeds=[1234])[0].configs[0]
+        assert by_row[setting, method] == ours.replace(model="cnn_mnist_authors")
+    fixmatch = fedsiam.authors_fixmatch_cells(PAPER, "cpu", settings=("noniid3",))[0].configs[0]
+    assert by_row["noniid3", "fedmatch"] == by_row["noniid3", "fedfixmatch"] == fixmatch.replace(model="cnn_mnist_authors")
+
+
 def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
     cells = fedsiam.authors_optimiser_cells(PAPER, "cpu", settings=("iid", "noniid3"))
     assert {(c.setting, c.method) for c in cells} == {(s, m) for s in ("iid", "noniid3")
