@@ -224,8 +224,12 @@ DELTA_REASONS = tuple(DeltaReason(*r) for r in (
      "accuracy; ours is the last round's. The `test_selected` column gives ours selected the same way", "client"),
     (("fedsiam_pi", "fedsiam_mt", "fedsiam_d", "fedsiam_nosiam", "fedsiam_d_mse", "fedsiam_d_kl"), "above", _ANY,
      "the authors' MNIST network adds dropout to Table 1's (Dropout2d 0.5 after conv2, 0.5 after fc1, their "
-     "models/Nets.py); Table 5's `at_authors_network` runs FedSiam-D on it and `at_authors_code` their code "
-     "itself (IID), both near the paper, where Table 1's network lands above it", "client"),
+     "models/Nets.py); Table 5's `at_authors_network` runs our siamese rows on it and `at_authors_code` their code "
+     "itself, both nearer the paper than Table 1's network. Their MNIST siamese scripts also train on unaugmented "
+     "inputs (main_fedsiam_pi/_mt/_d.py: ToTensor and Normalize only; MT's flip-and-crop transform is defined but "
+     "unused), dropout their only perturbation, where ours draws the paper's two perturbed inputs x+η, x+η' as two "
+     "weak views (2-pixel translation, contrast): not yet measured, a candidate for what remains between our "
+     "rows on their network and their code (compare `at_authors_network` with `at_authors_code`)", "client"),
     (("fedsiam_d_kl",), "above", _ANY,
      "not explained by a known difference: the authors scale the KL as we do (summed over classes, mean "
      "over the batch); our FedSiam-D rows sit above the paper's with either loss"),
