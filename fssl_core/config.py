@@ -137,7 +137,8 @@ class RunConfig:
                                           # authors' LocalUpdate_fedfixmatch; a measured-cause row, not the paper's)
     weak_augment: str = "dataset"         # the weak view: the dataset's (data/augment.py) or 'flip_only': a horizontal
                                           # flip alone, digits too (the FedSiam authors' Fed(Fix)Match views), or
-                                          # 'authors_server': flip and reflect-pad-3 crop (their labels-at-server views)
+                                          # 'authors_server': flip and reflect-pad-3 crop (their labels-at-server views),
+                                          # or 'none': the image itself (their labels-at-client MNIST siamese views)
     fedsem_phase1_fraction: float = 0.6   # FedSem: R_G^1 / R_G (Table 3: 30 of 30 + 20 rounds)
     fedmatch_helpers: int = 2             # H: helper models whose agreement forms FedMatch's pseudo-label
     fedmatch_lambda_iccs: float = 1e-2    # λ_ICCS: inter-client consistency weight (FedMatch)
@@ -347,7 +348,7 @@ _RULES: dict[str, Any] = {
     "pseudo_label_threshold": "[0, 1]",
     "unlabeled_loss_weight": "[0, inf)",
     "labeled_loss_mean": lambda: ("labeled", "batch"),
-    "weak_augment": lambda: ("dataset", "flip_only", "authors_server"),   # data.augment.WEAK_AUGMENTS (no torch here)
+    "weak_augment": lambda: ("dataset", "flip_only", "authors_server", "none"),   # data.augment.WEAK_AUGMENTS (no torch here)
     "fedsem_phase1_fraction": "[0, 1]",
     "fedmatch_helpers": "[0, 100]",
     "fedmatch_lambda_iccs": "[0, inf)",

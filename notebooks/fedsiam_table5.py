@@ -110,6 +110,9 @@ fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device,
 network_settings = [s for s in authors_settings if s in fedsiam.AUTHORS_NETWORK_SCOPE] if 0.10 in authors_ratios else []
 network_cells = (fedsiam.authors_network_cells(paper_protocol_profile, device, seeds=headline_seeds,
                                                settings=network_settings) if fixmatch_cells else [])
+# and their siamese rows as their code computes them: their network on unaugmented inputs
+siamese_cells = (fedsiam.authors_siamese_cells(paper_protocol_profile, device, seeds=headline_seeds,
+                                               settings=network_settings) if fixmatch_cells else [])
 
 # %%
 import pandas as pd
@@ -275,6 +278,19 @@ network_results = reproduce_cells(network_cells, paper_protocol_profile, device)
 comparison_table(network_results)
 
 # %% [markdown]
+# Their MNIST siamese scripts also feed the images unaugmented (`main_fedsiam_pi/_mt/_d.py`: `ToTensor`
+# and `Normalize` only; MT's flip-and-crop transform is defined but never used), so dropout is their only
+# perturbation, where the paper's consistency loss takes "two perturbed inputs x+η and x+η'" and ours
+# draws them as two weak views (2-pixel translation, contrast). The siamese rows above once more with
+# their network *and* unaugmented inputs (`fedsiam.AUTHORS_SIAMESE`): the difference to the row above is
+# the inputs' share of the distance to the paper (`at_authors_siamese` below). Our rows keep the paper's
+# perturbed inputs.
+
+# %%
+siamese_results = reproduce_cells(siamese_cells, paper_protocol_profile, device)
+comparison_table(siamese_results)
+
+# %% [markdown]
 # ## The authors' code itself
 # Runs of the authors' public code (zewei-long/fedsiam-pytorch, labels-at-client, their README's MNIST
 # commands at γ = 0.1, 50 rounds), made on CPU outside this package; each log, with its commit and
@@ -290,7 +306,8 @@ comparison_table(network_results)
 # %%
 authors_code = fedsiam.authors_code_results()
 save_notebook_results(pd.concat([results, paper_protocol, claims, optimiser_results, fixmatch_results,
-                                 network_results, authors_code], ignore_index=True), "fedsiam_table5", run_profile)
+                                 network_results, siamese_results, authors_code], ignore_index=True),
+                      "fedsiam_table5", run_profile)
 comparison_table(authors_code)
 
 # %% [markdown]
@@ -317,5 +334,6 @@ comparison_table(authors_code)
 fedsiam.explain_large_deltas(results, at_paper_protocol=paper_protocol,
                              measured={"at_authors_optimiser": optimiser_results,
                                        "at_authors_fixmatch": fixmatch_results, "at_authors_network": network_results,
+                                       "at_authors_siamese": siamese_results,
                                        "at_authors_code": authors_code[authors_code.metric == "accuracy_test_selected"]
                                        .assign(metric="accuracy")})

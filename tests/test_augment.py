@@ -97,6 +97,14 @@ def test_the_authors_flip_only_weak_view_mirrors_digits_and_changes_nothing_else
         augment_spec_for('mnist', 'flip')
 
 
+def test_the_authors_unaugmented_view_is_the_image_itself():
+    # the FedSiam authors' labels-at-client MNIST siamese scripts: ToTensor and Normalize, no augmentation
+    assert augment_spec_for('mnist', 'none') == AugmentSpec(flip=False, pad=0, jitter=False)
+    x = images(32, 1, 28)
+    assert torch.equal(weak_augment(x, gen(0), augment_spec_for('mnist', 'none')), x)
+    assert not torch.equal(weak_augment(x, gen(0), augment_spec_for('mnist')), x)    # ours: two weak views
+
+
 def test_config_offers_the_weak_augments_this_module_knows():
     from fssl_core.config import _RULES
     assert tuple(_RULES['weak_augment']()) == WEAK_AUGMENTS

@@ -32,8 +32,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = [
-    'AUTHORS_SERVER', 'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'WEAK_AUGMENTS', 'augment_spec_for', 'random_crop_flip', 'strong_augment',
-    'weak_augment',
+    'AUTHORS_SERVER', 'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'UNAUGMENTED', 'WEAK_AUGMENTS', 'augment_spec_for',
+    'random_crop_flip', 'strong_augment', 'weak_augment',
 ]
 
 
@@ -69,13 +69,16 @@ FLIP_ONLY = AugmentSpec(flip=True, pad=0, jitter=False)
 # Mnist_Transform, "Table 6"): RandomHorizontalFlip, then RandomCrop(28, padding=int(28 * 0.125) = 3,
 # padding_mode='reflect'), digits flipped too; both of their views are drawn this way.
 AUTHORS_SERVER = AugmentSpec(flip=True, pad=3, jitter=False)
-_NAMED = {'flip_only': FLIP_ONLY, 'authors_server': AUTHORS_SERVER}
+# The FedSiam authors' labels-at-client MNIST siamese scripts (main_fedsiam_pi/_mt/_d.py): ToTensor and
+# Normalize only, so both "perturbed" views are the image itself (dropout their only perturbation).
+UNAUGMENTED = AugmentSpec(flip=False, pad=0, jitter=False)
+_NAMED = {'flip_only': FLIP_ONLY, 'authors_server': AUTHORS_SERVER, 'none': UNAUGMENTED}
 WEAK_AUGMENTS = ('dataset', *_NAMED)
 
 
 def augment_spec_for(dataset: str, weak_augment: str = 'dataset') -> AugmentSpec:
-    """The augmentation spec of a dataset by name; `weak_augment` 'flip_only' or 'authors_server': that
-    spec instead (FLIP_ONLY, AUTHORS_SERVER)."""
+    """The augmentation spec of a dataset by name; `weak_augment` 'flip_only', 'authors_server' or 'none':
+    that spec instead (FLIP_ONLY, AUTHORS_SERVER, UNAUGMENTED)."""
     if dataset not in _SPECS:
         raise ValueError(f'augment_spec_for: dataset={dataset!r}: must be one of {", ".join(sorted(_SPECS))}')
     if weak_augment not in WEAK_AUGMENTS:

@@ -156,6 +156,13 @@ AUTHORS_NETWORK_ROWS = {"fedavg": AUTHORS_SUPERVISED_OPTIMISER, "fedfixmatch": A
 # and FedFixMatch Non-IID-III: +1.62 and +3.01 from the paper at their closest measurement).
 AUTHORS_NETWORK_SCOPE = {"iid": ("fedavg", "fedfixmatch", "fedsiam_d"), "noniid2": ("fedsiam_d",),
                          "noniid3": ("fedfixmatch", "fedsiam_pi")}
+# The FedSiam authors' MNIST siamese scripts also train on unaugmented inputs (main_fedsiam_pi/_mt/_d.py:
+# ToTensor and Normalize only; MT's flip-and-crop transform is defined but never used), dropout their only
+# perturbation, where the paper's consistency loss takes "two perturbed inputs x+η and x+η'" (§3.2) and
+# ours draws them as two weak views. Their network and their unaugmented inputs together are their
+# siamese computation (table `table5_authors_siamese`), run for the siamese rows of AUTHORS_NETWORK_SCOPE:
+# the difference to `table5_authors_network` is the inputs' share of the distance to the paper.
+AUTHORS_SIAMESE = {**AUTHORS_NETWORK, "weak_augment": "none"}
 
 # What the FedSiam authors' labels-at-server code computes for Table 6 (fedsiam-labels-at-server, main()
 # of each script): each round the server trains the global model on its labeled batches, then no client
@@ -624,6 +631,16 @@ def authors_network_cells(profile: Profile, device: str, seeds=None, settings=("
             cells += [cell for row in rows
                       for cell in _authors_cells("table5_authors_network", setting, row, cfg, profile, seeds)]
     return cells
+
+
+def authors_siamese_cells(profile: Profile, device: str, seeds=None, settings=("iid",)) -> list[Cell]:
+    """Table 5's MNIST γ = 0.10 cells of the siamese rows of AUTHORS_NETWORK_SCOPE in each of `settings`
+    as the authors' code computes them (AUTHORS_SIAMESE: their network, unaugmented inputs), table
+    `table5_authors_siamese`."""
+    return [cell for setting in settings for method in AUTHORS_NETWORK_SCOPE[setting] if method.startswith("fedsiam")
+            for cell in _authors_cells("table5_authors_siamese", setting, method,
+                                       paper_config("mnist", setting, 0.10, method, device, **AUTHORS_SIAMESE),
+                                       profile, seeds)]
 
 
 # Runs of the FedSiam authors' public code itself (zewei-long/fedsiam-pytorch, labels-at-client, their
