@@ -235,8 +235,8 @@ DELTA_REASONS = tuple(DeltaReason(*r) for r in (
      "itself, both nearer the paper than Table 1's network. Their MNIST siamese scripts also train on unaugmented "
      "inputs (main_fedsiam_pi/_mt/_d.py: ToTensor and Normalize only; MT's flip-and-crop transform is defined but "
      "unused), dropout their only perturbation, where ours draws the paper's two perturbed inputs x+η, x+η' as two "
-     "weak views (2-pixel translation, contrast): not yet measured, a candidate for what remains between our "
-     "rows on their network and their code (compare `at_authors_network` with `at_authors_code`)", "client"),
+     "weak views (2-pixel translation, contrast); `at_authors_siamese` runs our siamese rows with both (their "
+     "network, unaugmented inputs)", "client"),
     (("fedsiam_d_kl",), "above", _ANY,
      "not explained by a known difference: the authors scale the KL as we do (summed over classes, mean "
      "over the batch); our FedSiam-D rows sit above the paper's with either loss"),
