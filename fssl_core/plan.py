@@ -151,8 +151,7 @@ def _method_kind(cfg: RunConfig) -> tuple:
 
 
 def _estimate(job: JobPlan, store: RunStore, profile: str) -> None:
-    per_round_here = _seconds_per_round(store, _kind)
-    per_round_method = _seconds_per_round(store, _method_kind)
+    per_round_here, per_round_method = _seconds_per_round(store, _kind, _method_kind)
     reference = _reference_seconds(job, profile)
     for cfg in job.pending:
         rate = per_round_here.get(_kind(cfg))
@@ -167,14 +166,15 @@ def _estimate(job: JobPlan, store: RunStore, profile: str) -> None:
             job.estimate[cfg.run_id], job.estimate_source[cfg.run_id] = GUESS_SECONDS_PER_ROUND * cfg.rounds, "guess"
 
 
-def _seconds_per_round(store: RunStore, kind) -> dict[tuple, float]:
-    """Median seconds per round of each kind (`kind(config)`) of finished run in the store (this
-    machine's speed)."""
-    rates: dict[tuple, list[float]] = {}
+def _seconds_per_round(store: RunStore, *kinds) -> list[dict[tuple, float]]:
+    """For each of `kinds` (config -> key), the median seconds per round of each key's finished runs in
+    the store (this machine's speed); one pass over the store, which reads every result."""
+    rates: list[dict[tuple, list[float]]] = [{} for _ in kinds]
     for result in store.finished():
         if result.summary.get("seconds_per_round"):
-            rates.setdefault(kind(result.config), []).append(result.summary["seconds_per_round"])
-    return {k: statistics.median(v) for k, v in rates.items()}
+            for kind, by_key in zip(kinds, rates):
+                by_key.setdefault(kind(result.config), []).append(result.summary["seconds_per_round"])
+    return [{k: statistics.median(v) for k, v in by_key.items()} for by_key in rates]
 
 
 def _reference_seconds(job: JobPlan, profile: str) -> dict[str, float]:

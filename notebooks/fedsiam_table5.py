@@ -219,8 +219,8 @@ comparison_table(check_results)
 # The authors' FedAvg, FedAvg+ and FedSem train with SGD momentum 0.5 and no weight decay
 # (`LocalUpdate_fedavg` in their `models/Update.py`), where Table 2 gives every method momentum 0.9 and
 # weight decay 1e-4, which our cells use. The same MNIST cells at the paper's protocol with their
-# optimiser (headline seeds; at the paper profile every MNIST column of the sweep, else IID γ = 0.10) measure how much of these rows' distance to the paper it
-# accounts for (`at_authors_optimiser` below; the alternative reading, theirs for these three
+# optimiser (headline seeds; at the paper profile every MNIST column of the sweep, else IID γ = 0.10)
+# measure how much of these rows' distance to the paper it accounts for (`at_authors_optimiser` below; the alternative reading, theirs for these three
 # methods only, would leave Table 2 for the others).
 
 # %%
