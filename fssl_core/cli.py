@@ -1,4 +1,4 @@
-"""Command line: `python -m fssl_core {run,partition,bench,reproduce} key=value ...`.
+"""Command line: `python -m fssl_core {run,records,partition,bench,reproduce} key=value ...`.
 
 `key=value` pairs are RunConfig fields (see fssl_core/config.py); bad keys or values exit with
 the message naming the key, the value and what is allowed (status 2), as do a data set that is not
@@ -33,6 +33,11 @@ def cmd_run(args) -> None:
     cfg = RunConfig.from_strings(_pairs(args.pairs))
     result = RunStore(args.runs).execute(cfg, progress=not args.quiet)
     print(json.dumps(result.summary, sort_keys=True))
+
+
+def cmd_records(args) -> None:
+    from .runs import record_files
+    print("\n".join(str(f) for f in record_files(args.runs)))
 
 
 def cmd_partition(args) -> None:
@@ -114,7 +119,7 @@ def cmd_reproduce(args) -> None:
     try:
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
                   executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run,
-                  replace_figures=args.replace_figures)
+                  replace_figures=args.replace_figures, train_only=args.train_only)
     except RunsFailed as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1)
@@ -132,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=cmd_run)
+    records = sub.add_parser(
+        "records", help="list the records of every finished run (no checkpoints), one path a line: what a batch "
+                        "commits so its runs outlive the machine, e.g. git add -f $(python -m fssl_core records)")
+    records.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
+    records.set_defaults(func=cmd_records)
     part = sub.add_parser("partition", help="print a partition's labeled and unlabeled counts per party and class")
     part.add_argument("pairs", nargs="*", metavar="key=value")
     part.add_argument("--json", action="store_true",
@@ -163,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--dry-run", action="store_true",
                      help="print the plan (runs to train and to read back, the estimated time) and stop: nothing is "
                           "trained, executed or written")
+    rep.add_argument("--train-only", action="store_true",
+                     help="train the plan's runs and stop: no notebook is executed and nothing is published (a "
+                          "batch run in the background; a later reproduce reads the runs back)")
     rep.add_argument("--replace-figures", action="store_true",
                      help="with --param: this slice's figures replace the published ones (by default they stay, "
                           "since a slice may draw part of a figure); for a slice that is the whole figure")

@@ -101,23 +101,24 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
 def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
               parameters: dict[str, Any] | None = None, workers: int | None = None,
               executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False,
-              replace_figures: bool = False) -> Path | None:
+              replace_figures: bool = False, train_only: bool = False) -> Path | None:
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
     of one table with --only). `executor` trains the runs: "local" (this machine's processes) or "ray"
     (default $FSSL_EXECUTOR, else local; runs.run_all); `gpus_per_run` is a CUDA run's share of a GPU on Ray.
     `dry_run`: print the plan (runs to train, runs read back, the estimated time) and stop there, before
     anything is trained, executed or written; returns None. `replace_figures`: the figures of a run narrowed
-    by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure)."""
+    by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure).
+    `train_only`: train the plan's runs and stop before any notebook runs; returns None."""
     from .runs import executor_named, sigterm_as_interrupt
 
     runner = executor_named(executor, **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, workers, runner, dry_run, replace_figures)
+        return _reproduce(profile, only, device, parameters, workers, runner, dry_run, replace_figures, train_only)
 
 
 def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False,
-               replace_figures=False) -> Path | None:
+               replace_figures=False, train_only=False) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
@@ -166,6 +167,10 @@ def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False
             print("[reproduce] dry run: nothing trained, executed or written", flush=True)
             return None
         run_all(job.pending, store=store, workers=workers, estimate=job.estimate, executor="local")
+    if train_only:
+        print(f"[reproduce] train only: {len(job.pending)} run(s) trained; no notebook executed, nothing published",
+              flush=True)
+        return None
 
     out_dir = results_dir(profile) / "notebooks"
     out_dir.mkdir(parents=True, exist_ok=True)

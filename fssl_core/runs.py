@@ -19,6 +19,12 @@ hash and digests of the rows they cover (store_integrity.py), and every read che
 disagree are named in a `DamagedRun` warning; `execute` then keeps what still proves itself (a
 checkpoint and the rows it covers), moves the rest into runs/<id>/damaged-<time>/ and recomputes.
 
+A finished run's records (config.json, env.json, metrics.jsonl, result.json; a few kB to a few hundred kB) are
+what a batch commits, so that its runs outlive the machine that trained them (`python -m fssl_core records`
+lists them for `git add -f`; .gitignore keeps runs/ itself out). A clone holding a run's records without its
+checkpoint serves the run, since result.json's digests prove its rows and config; only `final_state` needs the
+checkpoint, and says how to get it back.
+
 A finished run's status: "ok"; "diverged" (a loss became NaN or infinite; its accuracy is None);
 "at-chance" (its final test accuracy is at most AT_CHANCE_FACTOR × chance, 100 / classes %). An
 at-chance run is a measurement, so its accuracy is kept and shown, and reports flag its row
@@ -137,7 +143,7 @@ class RunStore:
         if rows_digest(rows) != summary.get("metrics_digest"):
             raise Damage(f"{d / METRICS}: its rows are not those {RESULT} summarises (digest mismatch)")
         _check_config(d / CONFIG, cfg)
-        if file_sha256(d / CHECKPOINT) != summary.get("checkpoint_sha256"):
+        if (d / CHECKPOINT).exists() and file_sha256(d / CHECKPOINT) != summary.get("checkpoint_sha256"):
             raise Damage(f"{d / CHECKPOINT}: not the checkpoint {RESULT} was written with (sha256 mismatch)")
         return RunResult(cfg, rows, {**summary, "run_dir": str(d)})
 
@@ -145,6 +151,10 @@ class RunStore:
         """The server state after the last round of the finished run of `cfg` (its checkpoint)."""
         if self.load(cfg) is None:
             raise FileNotFoundError(f"final_state: run {cfg.run_id} ({describe(cfg)}) has not finished in {self.root}")
+        if not (self.dir(cfg) / CHECKPOINT).exists():
+            raise FileNotFoundError(
+                f"final_state: run {cfg.run_id} ({describe(cfg)}) is stored as records only (no {CHECKPOINT}: "
+                f"committed runs carry none); delete {self.dir(cfg)} and run it again to get its final state")
         return read_checkpoint(self.dir(cfg) / CHECKPOINT, cfg, cfg.device)["state"]
 
     def finished(self, **match: Any) -> list[RunResult]:
@@ -316,6 +326,17 @@ def write_result(d: Path, cfg: RunConfig, rows: list[dict], status: str, failure
     summary["digest"] = summary_digest(summary)
     atomic_write_text(d / RESULT, json.dumps(summary, indent=2, sort_keys=True))
     return summary
+
+
+def record_files(root: Path | str | None = None) -> list[Path]:
+    """The records of every finished run in the store at `root` whose result.json proves itself, each
+    run's CONFIG, env.json, METRICS and RESULT: what a batch commits (checkpoints stay out)."""
+    store = RunStore(root)
+    files = []
+    for result in store.finished():
+        d = store.dir(result.config)
+        files += [d / name for name in (CONFIG, "env.json", METRICS, RESULT) if (d / name).exists()]
+    return files
 
 
 def _write_rows(d: Path, rows: list[dict]) -> None:

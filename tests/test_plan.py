@@ -68,12 +68,12 @@ def test_the_headline_plan_is_each_papers_headline_cells_at_quick(tmp_path, monk
     assert all(job.estimate_source[c.run_id] == "reference" for c in job.pending)   # from results/*.csv
 
 
-@requires_mnist
-def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_path, monkeypatch, capsys):
+def _reproduce_in_isolation(tmp_path, monkeypatch):
+    """reproduce's module with a throw-away run store, its environment exports undone after the test, and
+    notebook execution and publishing forbidden."""
     import papermill
 
     from fssl_core import reproduce as reproduce_module
-    from fssl_core.paths import project_root
     monkeypatch.delenv("FSSL_PROFILE")
     for name in ("FSSL_DATA", "FSSL_PROJECT"):          # reproduce exports both for its kernels: undone after
         present = name in os.environ
@@ -83,10 +83,17 @@ def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_pa
     monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))
 
     def forbidden(*args, **kwargs):
-        raise AssertionError("a dry run trained or executed something")
+        raise AssertionError("a notebook was executed or results were published")
     monkeypatch.setattr(reproduce_module, "merge_results", forbidden)
     monkeypatch.setattr(papermill, "execute_notebook", forbidden)
-    monkeypatch.setattr("fssl_core.runs.run_all", forbidden)
+    return reproduce_module
+
+
+@requires_mnist
+def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from fssl_core.paths import project_root
+    reproduce_module = _reproduce_in_isolation(tmp_path, monkeypatch)
+    monkeypatch.setattr("fssl_core.runs.run_all", lambda *a, **k: pytest.fail("a dry run trained something"))
     results = project_root() / "results"
     before = {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()}
     assert reproduce_module.reproduce(profile="headline", only="fedsiam_table5", dry_run=True) is None
@@ -95,6 +102,16 @@ def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_pa
     assert "[plan]   fedsiam_table5: 5 run(s), 5 to train" in out and out.rstrip().endswith("nothing trained, executed or written")
     assert {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()} == before
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+@requires_mnist
+def test_train_only_trains_the_plans_runs_and_executes_and_publishes_nothing(tmp_path, monkeypatch, capsys):
+    reproduce_module = _reproduce_in_isolation(tmp_path, monkeypatch)
+    trained = []
+    monkeypatch.setattr("fssl_core.runs.run_all", lambda configs, **kwargs: trained.extend(configs))
+    assert reproduce_module.reproduce(profile="headline", only="fedsiam_table5", train_only=True) is None
+    assert sorted(c.algorithm for c in trained) == ["fedavg", "fedavg_plus", "fedsiam_d", "fedsiam_mt", "fedsiam_pi"]
+    assert capsys.readouterr().out.rstrip().endswith("5 run(s) trained; no notebook executed, nothing published")
 
 
 def _finished_run(store: RunStore, cfg: RunConfig, seconds_per_round: float) -> None:

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from fssl_core.config import RunConfig
-from fssl_core.runs import RunStore, summarize
+from fssl_core.runs import RunStore, record_files, summarize
 from fssl_core.store_integrity import DamagedRun
 
 from .conftest import requires_mnist
@@ -109,7 +109,6 @@ FINISHED = {
     "result.json of another round count": ("result.json", lambda p: _edit_json(p, rounds=2), "does not match its digest", True),
     "empty checkpoint": ("checkpoint.pt", lambda p: p.write_bytes(b""), "sha256 mismatch", False),
     "flipped bytes in checkpoint": ("checkpoint.pt", _flip_bytes, "sha256 mismatch", False),
-    "checkpoint deleted": ("checkpoint.pt", lambda p: p.unlink(), "missing", False),
 }
 
 
@@ -125,8 +124,7 @@ def test_a_damaged_finished_run_is_named_and_never_served(case, clean, tmp_path)
     with pytest.warns(DamagedRun, match=message) as caught:
         result = store.execute(CFG, progress=False, after_round=_must_not_train if without_training else None)
     _served_is_clean(store, clean, result)
-    if "deleted" not in case:
-        assert (next(store.dir(CFG).glob("damaged-*")) / name).exists()     # kept aside, never deleted
+    assert (next(store.dir(CFG).glob("damaged-*")) / name).exists()     # kept aside, never deleted
     assert any(str(store.dir(CFG) / "damaged-") in str(w.message) for w in caught)
 
 
@@ -233,6 +231,31 @@ def test_finished_skips_and_names_damaged_runs(clean, tmp_path):
     assert [r.config for r in found] == [CFG]
     named = " ".join(str(w.message) for w in caught)
     assert f"{store.dir(fake)}/metrics.jsonl: line 1 is not JSON" in named and f"{stray}/config.json" in named
+
+
+def test_a_finished_runs_committed_records_are_served_without_its_checkpoint(clean, tmp_path):
+    """What a batch commits (record_files: no checkpoint) is read back in a fresh clone, not retrained; only
+    the final state needs the checkpoint, and final_state says so. An unfinished run has no records."""
+    store = _copy_of(clean, tmp_path / "batch")
+    unfinished = CFG.replace(seed=CFG.seed + 7)
+    store.dir(unfinished).mkdir()
+    (store.dir(unfinished) / "config.json").write_text(json.dumps(unfinished.to_dict()))
+    files = record_files(store.root)
+    assert sorted(f.name for f in files) == ["config.json", "env.json", "metrics.jsonl", "result.json"]
+    assert {f.parent.name for f in files} == {CFG.run_id}
+    clone = RunStore(tmp_path / "clone")
+    for f in files:
+        (clone.root / f.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(f, clone.root / f.parent.name / f.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # served as it is: no DamagedRun
+        result = clone.execute(CFG, progress=False, after_round=_must_not_train)
+    _served_is_clean(clone, clean, result)
+    with pytest.raises(FileNotFoundError, match=r"records only \(no checkpoint.pt.*run it again"):
+        clone.final_state(CFG)
+    (clone.dir(CFG) / "checkpoint.pt").write_bytes(b"not the checkpoint it was written with")
+    with pytest.warns(DamagedRun, match="checkpoint.pt: not the checkpoint"):
+        assert clone.load(CFG) is None           # a checkpoint that is there must still prove itself
 
 
 def test_final_state_is_the_checked_checkpoint(clean):
