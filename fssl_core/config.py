@@ -122,6 +122,9 @@ class RunConfig:
                                      # decay: the FedSiam authors' labels-at-server code; SERVER_SGD above)
     # --- FedSiam (Table 4) --------------------------------------------------------------------
     ema_decay: float = 0.999         # α_max: upper bound of the ramped EMA decay α^k (Eq. 9)
+    ema_clock: str = "steps"         # q of α^k = min(1 − 1/(q + 1), α_max): the client's SGD steps (Eq. 9's step,
+                                     # Mean Teacher's) or 'epochs': its local epochs counted as β^k counts them,
+                                     # p·R_L + e (the FedSiam authors' update_ema_variables; algorithms/fedsiam.py)
     consistency: str = "mse"         # J: 'mse' (Eq. 4) or 'kl' (Eq. 5)
     consistency_rampup: int = 10     # φ_l: a client's local epochs over which β^k ramps up to 1 (sigmoid;
                                      # FedSiam counts each client's own, algorithms/fedsiam.py)
@@ -339,6 +342,7 @@ _RULES: dict[str, Any] = {
     "server_epochs": "[0, 10000]",
     "server_sgd": lambda: tuple(SERVER_SGD),
     "ema_decay": "[0, 1]",
+    "ema_clock": lambda: ("steps", "epochs"),
     "consistency": lambda: ("mse", "kl"),
     "consistency_rampup": f"[0, {_COUNT}]",
     "tau_curve": lambda: ("linear", "rectangle"),

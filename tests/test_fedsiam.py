@@ -146,6 +146,21 @@ def test_beta_and_alpha_run_on_the_clients_own_clock():
     torch.testing.assert_close(algo.alpha(both), torch.tensor([0.5, 1 - 1 / 302], dtype=torch.float64))
 
 
+def test_the_authors_ema_clock_counts_the_clients_local_epochs():
+    """ema_clock='epochs': α^k = min(1 − 1/(p·R_L + e + 2), α_max), e = 0..R_L−1 (their Update.py)."""
+    from fssl_core.training import Step
+    algo = _fedsiam(local_epochs=5, ema_decay=0.999, ema_clock="epochs")
+    assert algo.alpha(Step(round=20, local_step=0, local_steps=300, participation=1)) == pytest.approx(1 - 1 / 7)
+    assert algo.alpha(Step(round=20, local_step=299, local_steps=300, participation=1)) == pytest.approx(1 - 1 / 11)
+    assert algo.alpha(Step(round=20, local_step=299, local_steps=300, participation=5)) == pytest.approx(1 - 1 / 31)
+    assert algo.alpha(Step(round=3, local_step=0, local_steps=300, participation=3)) == 0.0    # R_g ≤ φ_g
+    both = Step(round=20, local_step=60, local_steps=300, participation=torch.tensor([1, 2]))   # epoch e = 1
+    torch.testing.assert_close(algo.alpha(both), torch.tensor([1 - 1 / 8, 1 - 1 / 13], dtype=torch.float64))
+    assert RunConfig(algorithm="fedsiam_d", ema_clock="epochs").run_id != RunConfig(algorithm="fedsiam_d").run_id
+    with pytest.raises(ConfigError, match="ema_clock='rounds': must be one of steps, epochs"):
+        RunConfig(algorithm="fedsiam_d", ema_clock="rounds")
+
+
 def test_a_per_client_ema_decay_updates_each_stacked_client_as_its_own_float_would():
     from fssl_core.ssl import ema_update_
     torch.manual_seed(0)

@@ -181,7 +181,13 @@ class FedSiam(Algorithm):
         return self.ramped_alpha(step)
 
     def ramped_alpha(self, step: Step) -> float | Tensor:
-        return ema_alpha(client_steps(step), self.cfg.ema_decay)
+        """α^k at the client's q-th step (Eq. 9), q its SGD steps; under ema_clock='epochs' its local epochs as
+        β^k counts them, the authors' clock (update_ema_variables(..., user_epoch·local_ep + iter + 1),
+        fedsiam-labels-at-client/models/Update.py): α^k then stays between 0.86 and 0.97 over a 50-round run,
+        so their target net trails the online net by a few epochs, where ours averages over the client's
+        hundreds of steps (α reaches α_max on its third pick)."""
+        clock = client_epochs(step, self.cfg.local_epochs) if self.cfg.ema_clock == "epochs" else client_steps(step)
+        return ema_alpha(clock, self.cfg.ema_decay)
 
     def consistency_weight(self, step: Step) -> float | Tensor:
         """β^k of Eq. 7: the sigmoid ramp over φ_l of the client's local epochs."""
