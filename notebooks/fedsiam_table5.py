@@ -110,7 +110,7 @@ fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device,
 network_settings = [s for s in authors_settings if s in fedsiam.AUTHORS_NETWORK_SCOPE] if 0.10 in authors_ratios else []
 network_cells = (fedsiam.authors_network_cells(paper_protocol_profile, device, seeds=headline_seeds,
                                                settings=network_settings) if fixmatch_cells else [])
-# and their siamese rows as their code computes them: their network on unaugmented inputs
+# and their siamese rows as their code computes them: their network on unaugmented inputs, EMA on epochs
 siamese_cells = (fedsiam.authors_siamese_cells(paper_protocol_profile, device, seeds=headline_seeds,
                                                settings=network_settings) if fixmatch_cells else [])
 
@@ -281,10 +281,15 @@ comparison_table(network_results)
 # Their MNIST siamese scripts also feed the images unaugmented (`main_fedsiam_pi/_mt/_d.py`: `ToTensor`
 # and `Normalize` only; MT's flip-and-crop transform is defined but never used), so dropout is their only
 # perturbation, where the paper's consistency loss takes "two perturbed inputs x+η and x+η'" and ours
-# draws them as two weak views (2-pixel translation, contrast). The siamese rows above once more with
-# their network *and* unaugmented inputs (`fedsiam.AUTHORS_SIAMESE`): the difference to the row above is
-# the inputs' share of the distance to the paper (`at_authors_siamese` below). Our rows keep the paper's
-# perturbed inputs.
+# draws them as two weak views (2-pixel translation, contrast). And their target net's EMA decay runs on
+# the client's local epochs (`models/Update.py`: `update_ema_variables(..., user_epoch * local_ep + iter + 1)`),
+# so α^k stays between 0.86 and 0.97 and their target nearly follows the online net, where Eq. 9's step q
+# (ours, as Mean Teacher counts it) takes α^k to α_max within a client's third pick; under label skew their
+# accuracy then swings from round to round, as their Non-IID-II logs do. The siamese rows above once more
+# with their network, unaugmented inputs *and* epoch clock (`fedsiam.AUTHORS_SIAMESE`): the difference to
+# the row above is the inputs' and the clock's share of the distance to the paper (`at_authors_siamese`
+# below). Our rows keep the paper's perturbed inputs and the step clock, the only clock under which
+# Table 7's α_max rows can differ (the epoch clock never reaches 0.99 in 50 rounds).
 
 # %%
 siamese_results = reproduce_cells(siamese_cells, paper_protocol_profile, device)

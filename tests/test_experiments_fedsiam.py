@@ -448,7 +448,7 @@ def test_the_authors_network_runs_the_non_iid_rows_no_other_measurement_explains
     assert by_row["noniid3", "fedmatch"] == by_row["noniid3", "fedfixmatch"] == fixmatch.replace(model="cnn_mnist_authors")
 
 
-def test_the_authors_siamese_rows_are_their_network_rows_on_unaugmented_inputs():
+def test_the_authors_siamese_rows_are_their_network_rows_on_unaugmented_inputs_with_their_ema_clock():
     settings = ("iid", "noniid2", "noniid3")
     cells = fedsiam.authors_siamese_cells(PAPER, "cpu", settings=settings)
     network = {(c.setting, c.method, c.metric): c.configs
@@ -457,8 +457,8 @@ def test_the_authors_siamese_rows_are_their_network_rows_on_unaugmented_inputs()
                                                       ("noniid3", "fedsiam_pi")}   # the siamese rows only
     for c in cells:
         cfg = c.configs[0]
-        assert cfg.weak_augment == "none" and cfg.model == "cnn_mnist_authors"
-        assert cfg.replace(weak_augment="dataset") == network[c.setting, c.method, c.metric][0]
+        assert (cfg.weak_augment, cfg.ema_clock, cfg.model) == ("none", "epochs", "cnn_mnist_authors")
+        assert cfg.replace(weak_augment="dataset", ema_clock="steps") == network[c.setting, c.method, c.metric][0]
 
 
 def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
