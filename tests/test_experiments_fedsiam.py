@@ -448,6 +448,23 @@ def test_the_authors_network_runs_the_non_iid_rows_no_other_measurement_explains
     assert by_row["noniid3", "fedmatch"] == by_row["noniid3", "fedfixmatch"] == fixmatch.replace(model="cnn_mnist_authors")
 
 
+def test_the_authors_computation_covers_fedfixmatch_and_every_siamese_row_at_the_other_labeled_ratios():
+    settings, ratios = ("iid", "noniid1", "noniid2", "noniid3"), (0.10, 0.15, 0.20)
+    network = fedsiam.authors_network_cells(PAPER, "cpu", settings=settings, labeled_ratios=ratios)
+    siamese = fedsiam.authors_siamese_cells(PAPER, "cpu", settings=settings, labeled_ratios=ratios)
+    at = lambda cells, gamma: {(c.setting, c.method) for c in cells if c.labeled == f"{gamma:.2f}"}
+    for gamma in (0.15, 0.20):      # Non-IID-III is printed at γ = 0.10 only
+        assert at(network, gamma) == {(s, m) for s in settings[:3] for m in ("fedfixmatch", "fedmatch")}
+        assert at(siamese, gamma) == {(s, m) for s in settings[:3] for m in ("fedsiam_pi", "fedsiam_mt", "fedsiam_d")}
+    # γ = 0.10 keeps the rows (and run identities) it had
+    assert [c.configs for c in network if c.labeled == "0.10"] == \
+        [c.configs for c in fedsiam.authors_network_cells(PAPER, "cpu", settings=settings)]
+    mt = next(c for c in siamese if (c.setting, c.labeled, c.method) == ("noniid1", "0.20", "fedsiam_mt")).configs[0]
+    ours = fedsiam.table5_cells(PAPER, "cpu", methods=["fedsiam_mt"], settings=["noniid1"], datasets=["mnist"],
+                                labeled_ratios=[0.20], seeds=[1234])[0].configs[0]
+    assert mt == ours.replace(model="cnn_mnist_authors", weak_augment="none", ema_clock="epochs")
+
+
 def test_the_authors_siamese_rows_are_their_network_rows_on_unaugmented_inputs_with_their_ema_clock():
     settings = ("iid", "noniid2", "noniid3")
     cells = fedsiam.authors_siamese_cells(PAPER, "cpu", settings=settings)

@@ -150,11 +150,15 @@ AUTHORS_FIXMATCH_ROWS = ("fedfixmatch", "fedmatch")
 AUTHORS_NETWORK = {"model": "cnn_mnist_authors"}
 AUTHORS_NETWORK_ROWS = {"fedavg": AUTHORS_SUPERVISED_OPTIMISER, "fedfixmatch": AUTHORS_FIXMATCH,
                         "fedsiam_pi": {}, "fedsiam_d": {}}
-# Which rows run on it, per γ = 0.10 column: one per kind of computation in the IID column, and in the
-# Non-IID columns the rows that no other measurement had brought within 1.5 points of the paper when
-# they were added (FedSiam-D Non-IID-II; FedSiam-Π and FedFixMatch Non-IID-III).
-AUTHORS_NETWORK_SCOPE = {"iid": ("fedavg", "fedfixmatch", "fedsiam_d"), "noniid2": ("fedsiam_d",),
-                         "noniid3": ("fedfixmatch", "fedsiam_pi")}
+# Which rows run on it, per Table 5 column (setting, γ): at γ = 0.10 one per kind of computation in the IID
+# column, and in the Non-IID columns the rows that no other measurement had brought within 1.5 points of the
+# paper when they were added (FedSiam-D Non-IID-II; FedSiam-Π and FedFixMatch Non-IID-III). At γ = 0.15 and
+# 0.20 FedFixMatch (the run serving both Fed(Fix)Match rows) in every column: at IID γ = 0.15, measured first,
+# the authors' Fed(Fix)Match computation on Table 1's network left both rows more than 1.5 points above the paper.
+OTHER_RATIO_COLUMNS = [(setting, gamma) for gamma in (0.15, 0.20) for setting in ("iid", "noniid1", "noniid2")]
+AUTHORS_NETWORK_SCOPE = {("iid", 0.10): ("fedavg", "fedfixmatch", "fedsiam_d"), ("noniid2", 0.10): ("fedsiam_d",),
+                         ("noniid3", 0.10): ("fedfixmatch", "fedsiam_pi"),
+                         **{column: ("fedfixmatch",) for column in OTHER_RATIO_COLUMNS}}
 # The FedSiam authors' MNIST siamese scripts also train on unaugmented inputs (main_fedsiam_pi/_mt/_d.py:
 # ToTensor and Normalize only; MT's flip-and-crop transform is defined but never used), dropout their only
 # perturbation, where the paper's consistency loss takes "two perturbed inputs x+η and x+η'" (§3.2) and
@@ -165,11 +169,16 @@ AUTHORS_NETWORK_SCOPE = {"iid": ("fedavg", "fedfixmatch", "fedsiam_d"), "noniid2
 # over hundreds of steps; under label skew (Non-IID-II) their consistency target no longer anchors the local
 # model, and their Non-IID-II accuracy swings by several points from round to round, as their logs do.
 # (FedSiam-Π has no EMA: the clock changes nothing there.) Their network, unaugmented inputs and epoch clock
-# together are their siamese computation (table `table5_authors_siamese`), run for the siamese rows of
-# AUTHORS_NETWORK_SCOPE: the difference to `table5_authors_network` is the inputs' and the clock's share of the
-# distance to the paper. Our rows keep the paper's perturbed inputs and the step clock (Table 7's α_max rows
+# together are their siamese computation (table `table5_authors_siamese`), run for the rows of
+# AUTHORS_SIAMESE_SCOPE: at γ = 0.10 the siamese rows of AUTHORS_NETWORK_SCOPE (the difference to
+# `table5_authors_network` is the inputs' and the clock's share of the distance to the paper), at γ = 0.15 and
+# 0.20 every siamese row (at IID γ = 0.15, measured first, FedSiam-Π and -MT sat more than 1.5 points above the
+# paper with nothing else measured there). Our rows keep the paper's perturbed inputs and the step clock (Table 7's α_max rows
 # can differ only on it: under the epoch clock α^k never passes 0.97 in 50 rounds).
 AUTHORS_SIAMESE = {**AUTHORS_NETWORK, "weak_augment": "none", "ema_clock": "epochs"}
+AUTHORS_SIAMESE_SCOPE = {**{column: tuple(m for m in methods if m.startswith("fedsiam"))
+                            for column, methods in AUTHORS_NETWORK_SCOPE.items() if column[1] == 0.10},
+                         **{column: ("fedsiam_pi", "fedsiam_mt", "fedsiam_d") for column in OTHER_RATIO_COLUMNS}}
 
 # What the FedSiam authors' labels-at-server code computes for Table 6 (fedsiam-labels-at-server, main()
 # of each script): each round the server trains the global model on its labeled batches, then no client
@@ -629,27 +638,30 @@ def _authors_cells(table: str, setting: str, method: str, cfg: RunConfig, profil
                  paper_runs=len(SEEDS)) for metric in ("accuracy", "accuracy_test_selected")]
 
 
-def authors_network_cells(profile: Profile, device: str, seeds=None, settings=("iid",)) -> list[Cell]:
-    """Table 5's MNIST γ = 0.10 cells of AUTHORS_NETWORK_SCOPE's rows in each of `settings` with the
-    authors' network (and the rest of their computation, AUTHORS_NETWORK_ROWS), table
+def authors_network_cells(profile: Profile, device: str, seeds=None, settings=("iid",),
+                          labeled_ratios=(0.10,)) -> list[Cell]:
+    """Table 5's MNIST cells of AUTHORS_NETWORK_SCOPE's rows in each of the columns `settings` × `labeled_ratios`
+    with the authors' network (and the rest of their computation, AUTHORS_NETWORK_ROWS), table
     `table5_authors_network`."""
     cells = []
-    for setting in settings:
-        for method in AUTHORS_NETWORK_SCOPE[setting]:
-            cfg = paper_config("mnist", setting, 0.10, method, device, **AUTHORS_NETWORK_ROWS[method], **AUTHORS_NETWORK)
+    for setting, gamma in _table5_columns(settings, labeled_ratios):
+        for method in AUTHORS_NETWORK_SCOPE.get((setting, gamma), ()):
+            cfg = paper_config("mnist", setting, gamma, method, device, **AUTHORS_NETWORK_ROWS[method], **AUTHORS_NETWORK)
             rows = AUTHORS_FIXMATCH_ROWS if method in AUTHORS_FIXMATCH_ROWS else (method,)    # one run, both rows
             cells += [cell for row in rows
                       for cell in _authors_cells("table5_authors_network", setting, row, cfg, profile, seeds)]
     return cells
 
 
-def authors_siamese_cells(profile: Profile, device: str, seeds=None, settings=("iid",)) -> list[Cell]:
-    """Table 5's MNIST γ = 0.10 cells of the siamese rows of AUTHORS_NETWORK_SCOPE in each of `settings`
+def authors_siamese_cells(profile: Profile, device: str, seeds=None, settings=("iid",),
+                          labeled_ratios=(0.10,)) -> list[Cell]:
+    """Table 5's MNIST cells of AUTHORS_SIAMESE_SCOPE's rows in each of the columns `settings` × `labeled_ratios`
     as the authors' code computes them (AUTHORS_SIAMESE: their network, unaugmented inputs, EMA on epochs), table
     `table5_authors_siamese`."""
-    return [cell for setting in settings for method in AUTHORS_NETWORK_SCOPE[setting] if method.startswith("fedsiam")
+    return [cell for setting, gamma in _table5_columns(settings, labeled_ratios)
+            for method in AUTHORS_SIAMESE_SCOPE.get((setting, gamma), ())
             for cell in _authors_cells("table5_authors_siamese", setting, method,
-                                       paper_config("mnist", setting, 0.10, method, device, **AUTHORS_SIAMESE),
+                                       paper_config("mnist", setting, gamma, method, device, **AUTHORS_SIAMESE),
                                        profile, seeds)]
 
 
