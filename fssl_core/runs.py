@@ -55,6 +55,7 @@ from .training import Diverged
 
 OK, DIVERGED, AT_CHANCE = "ok", "diverged", "at-chance"
 MEASURED = (OK, AT_CHANCE)      # statuses whose accuracy is a measurement (report.py shows their values)
+ENV = "env.json"               # versions, device, host of the run
 AT_CHANCE_FACTOR = 1.5          # final accuracy <= 1.5 × 100/classes % (15% on 10 classes): "at-chance"
 
 
@@ -211,7 +212,7 @@ class RunStore:
         state, metrics = start.state, start.rows
         atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         if len(metrics) < cfg.rounds:
-            atomic_write_text(d / "env.json", json.dumps(_environment(cfg), indent=2, sort_keys=True))
+            atomic_write_text(d / ENV, json.dumps(_environment(cfg), indent=2, sort_keys=True))
         if start.saved is None:      # a fresh start: round 0's checkpoint, so a run diverging in round 1 has one
             _save_checkpoint(d, cfg, 0, state, metrics)
         status, failure = OK, None
@@ -335,7 +336,7 @@ def record_files(root: Path | str | None = None) -> list[Path]:
     files = []
     for result in store.finished():
         d = store.dir(result.config)
-        files += [d / name for name in (CONFIG, "env.json", METRICS, RESULT) if (d / name).exists()]
+        files += [d / name for name in (CONFIG, ENV, METRICS, RESULT) if (d / name).exists()]
     return files
 
 

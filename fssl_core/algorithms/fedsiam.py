@@ -183,7 +183,7 @@ class FedSiam(Algorithm):
     def ramped_alpha(self, step: Step) -> float | Tensor:
         """α^k at the client's q-th step (Eq. 9), q its SGD steps; under ema_clock='epochs' its local epochs as
         β^k counts them, the authors' clock (update_ema_variables(..., user_epoch·local_ep + iter + 1),
-        fedsiam-labels-at-client/models/Update.py): α^k then stays between 0.86 and 0.97 over a 50-round run,
+        fedsiam-labels-at-client/models/Update.py): α^k then runs from 0.86 on a first pick to about 0.97 on a fifth,
         so their target net trails the online net by a few epochs, where ours averages over the client's
         hundreds of steps (α reaches α_max on its third pick)."""
         clock = client_epochs(step, self.cfg.local_epochs) if self.cfg.ema_clock == "epochs" else client_steps(step)
