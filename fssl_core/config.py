@@ -68,7 +68,8 @@ def server_sgd_of(cfg: "RunConfig") -> tuple[int, float, float]:
 NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
 # What a run computes beyond its config. Bump ENGINE_REVISION when a change alters the numbers of
 # every run (trainers, batching, augmentation, partitions, models, evaluation), and an algorithm's
-# `revision` (algorithms/<name>.py) when it alters that algorithm's runs only: the affected runs get
+# `revision` (algorithms/<name>.py) when it alters that algorithm's runs only, a network's `revision`
+# (models/<name>.py) when it alters the runs on that network only: the affected runs get
 # new ids, so no stored run of an older computation is ever read back as the new one. (Until
 # 2026-11-24 the identity hashed the package version, 0.1.0 throughout, while the computation changed.)
 ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batch, stratified IID labels
@@ -225,7 +226,8 @@ class RunConfig:
     @property
     def run_id(self) -> str:
         """Hash of every field that changes the result and differs from its default, plus the
-        revisions of the computation (ENGINE_REVISION and the algorithm's own). Leaving defaults
+        revisions of the computation (ENGINE_REVISION, the algorithm's own and, where bumped, the
+        network's). Leaving defaults
         out means a new knob, added with a default that keeps the old behaviour, does not orphan
         the runs already in a store; changing what a run computes is a revision bump."""
         return self.identity_hash[:16]
@@ -239,6 +241,10 @@ class RunConfig:
                     if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
         algorithm = ALGORITHMS.get(self.algorithm)        # validated already; get() for a half-built config
         identity["revision"] = [ENGINE_REVISION, algorithm.revision if algorithm else 0]
+        from .models import MODELS
+        model = MODELS.get(self.model)
+        if model is not None and model.revision:     # a network's own revision (only where bumped: the
+            identity["model_revision"] = model.revision   # other networks' runs keep their ids)
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -35,7 +35,10 @@ def two_rounds(cfg: RunConfig):
     # helpers in round 2: with seed 56 one client of round 2 was seen in round 1 (its helper slots
     # filled), the others not (empty slots); momentum 0, FedMatch's own optimiser (under 0.9 its L2
     # spring rings and amplifies the trainers' float rounding over a client's steps)
-    ("fedmatch", "psi", {"seed": 56, "momentum": 0.0, "_helper_interval": 2})])
+    ("fedmatch", "psi", {"seed": 56, "momentum": 0.0, "_helper_interval": 2}),
+    # the authors' network: its grouped formulation draws each client's dropout masks (conv2's maps,
+    # fc1's outputs) from the client's own stream, as its sequential forward does
+    ("fedsiam_d", "online", {"model": "cnn_mnist_authors"})])
 def test_cohort_and_sequential_trainers_give_the_same_updates(algorithm, role, extra, monkeypatch):
     extra = dict(extra)
     helper_interval = extra.pop("_helper_interval", None)
@@ -77,7 +80,7 @@ def test_the_grouped_mnist_cnn_gives_each_client_its_plain_outputs_and_gradients
 
     calls = []
     op = model.grouped_op
-    type(model).grouped_op = staticmethod(lambda params, x_c: calls.append(1) or op(params, x_c))
+    type(model).grouped_op = staticmethod(lambda params, x_c, training: calls.append(1) or op(params, x_c, training))
     try:
         with grouped():
             got = vmap(outputs)(stacked, x)
@@ -93,6 +96,62 @@ def test_the_grouped_mnist_cnn_gives_each_client_its_plain_outputs_and_gradients
         want_grads = torch.autograd.grad(sum(t.square().sum() for t in want), list(own.values()))
         for g, w in zip(grads, want_grads):
             assert torch.allclose(g[c], w, atol=1e-4, rtol=1e-4)
+
+
+def test_the_grouped_authors_cnn_draws_each_clients_dropout_masks_from_its_own_stream():
+    from torch.func import functional_call, vmap
+
+    from fssl_core.models import build_model
+    from fssl_core.models.dropout import cohort_stream, party_stream
+    from fssl_core.models.grouped import grouped
+    torch.manual_seed(0)
+    model = build_model("cnn_mnist_authors", num_classes=10, in_channels=1).train()
+    clients, seeds = 3, (11, 12, 13)
+    stacked = {k: torch.stack([v.detach() + 0.05 * torch.randn_like(v) for _ in range(clients)]).requires_grad_()
+               for k, v in model.named_parameters()}
+    x = torch.randn(clients, 5, 1, 28, 28)
+    generators = [torch.Generator().manual_seed(s) for s in seeds]
+
+    def two_forwards(params, x_c, ids):          # two calls: the second draws each client's next masks
+        with cohort_stream(generators, ids):
+            return functional_call(model, params, (x_c,)), functional_call(model, params, (x_c,))
+
+    with grouped():
+        got = vmap(two_forwards, randomness="same")(stacked, x, torch.arange(clients))
+    grads = torch.autograd.grad(sum(t.square().sum() for t in got), list(stacked.values()))
+    for c in range(clients):
+        own = {k: v[c].detach().requires_grad_() for k, v in stacked.items()}
+        with party_stream(torch.Generator().manual_seed(seeds[c])):    # the client trained on its own
+            want = functional_call(model, own, (x[c],)), functional_call(model, own, (x[c],))
+        for a, b in zip(got, want):
+            assert torch.allclose(a[c], b, atol=1e-5)
+        want_grads = torch.autograd.grad(sum(t.square().sum() for t in want), list(own.values()))
+        for g, w in zip(grads, want_grads):
+            assert torch.allclose(g[c], w, atol=1e-4, rtol=1e-4)
+    # the masks really act: half of the client's fc1 units are off in one forward, and the two forwards differ
+    assert not torch.allclose(got[0], got[1])
+    # and the generators moved on as the sequential forwards moved theirs
+    for c in range(clients):
+        alone = torch.Generator().manual_seed(seeds[c])
+        with party_stream(alone):
+            functional_call(model, {k: v[c].detach() for k, v in stacked.items()}, (x[c],))
+            functional_call(model, {k: v[c].detach() for k, v in stacked.items()}, (x[c],))
+        assert torch.equal(generators[c].get_state(), alone.get_state())
+
+
+@requires_mnist
+def test_the_authors_cnn_trains_as_a_cohort_on_the_cpu_under_its_own_revision():
+    from fssl_core.models.cnn_mnist import CNNMnistAuthors
+    cfg = RunConfig(algorithm="fedsiam_d", dataset="mnist", model="cnn_mnist_authors")
+    assert Federation.build(cfg).cohort          # trainer 'auto' on the CPU
+    # a run on it is a new identity (it trained sequentially before), runs on Table 1's network keep theirs
+    ids = (cfg.run_id, cfg.replace(model="cnn_mnist").run_id)
+    old = CNNMnistAuthors.revision
+    CNNMnistAuthors.revision = 0
+    try:
+        assert cfg.run_id != ids[0] and cfg.replace(model="cnn_mnist").run_id == ids[1]
+    finally:
+        CNNMnistAuthors.revision = old
 
 
 def test_dropout_masks_come_from_each_clients_stream_so_cohort_and_resume_are_exact():

@@ -21,6 +21,8 @@ class Network(nn.Module):
     # feature maps; None: any size of the data sets here (the features are pooled globally).
     # RunConfig rejects a model whose size differs from the data set's.
     image_size: int | None = None
+    # bumped when a change alters what this network's runs compute (config.py: run identity)
+    revision = 0
 
     def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):
         super().__init__()
@@ -33,7 +35,8 @@ class Network(nn.Module):
 
     def forward(self, x: Tensor, embed: bool = False, features_only: bool = False):
         if self.grouped_op is not None and grouped.active():
-            h = self.grouped_op([p for name, p in self.named_parameters() if not name.startswith(HEADS)], x)
+            h = self.grouped_op([p for name, p in self.named_parameters() if not name.startswith(HEADS)], x,
+                                self.training)
         else:
             h = self.features(x)
         if features_only:          # the backbone's output (FedCon's BYOL works on it)

@@ -64,6 +64,26 @@ def cohort_stream(generators: list[torch.Generator], ids: Tensor) -> Iterator[No
         _STREAM.reset(token)
 
 
+def client_keep_masks(count: int, shape: tuple[int, ...], p: float, like: Tensor) -> Tensor:
+    """Keep masks for a grouped formulation (models/grouped.py), which runs `count` clients' layers
+    at once outside vmap: one client's `shape` per client, stacked [count, *shape], each drawn from
+    that client's generator exactly as its PartyDropout would draw it in the same place (so the
+    grouped cohort step equals the sequential trainer's)."""
+    stream, keep_prob = _STREAM.get(), 1.0 - p
+    if isinstance(stream, _Cohort):
+        if len(stream.parties) != count:
+            raise RuntimeError(f"client_keep_masks: count={count} clients, but the cohort stream holds "
+                               f"{len(stream.parties)} generators")
+        return torch.stack([party.keep(shape, keep_prob, like) for party in stream.parties])
+    if isinstance(stream, _Party):
+        if count != 1:
+            raise RuntimeError(f"client_keep_masks: count={count} clients under one party's stream; "
+                               "a grouped formulation of several clients runs under cohort_stream")
+        return stream.keep(shape, keep_prob, like).unsqueeze(0)
+    # outside a trainer: the global generator, as nn.Dropout would use
+    return torch.bernoulli(torch.full((count, *shape), keep_prob, dtype=like.dtype, device=like.device))
+
+
 class PartyDropout(nn.Module):
     """nn.Dropout(p) with masks from the party's stream: x · m / (1 − p), m ~ Bernoulli(1 − p);
     `channels=True`: nn.Dropout2d(p), one draw per sample and channel of an [N, C, H, W] map."""

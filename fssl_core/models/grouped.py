@@ -9,8 +9,9 @@ linear layers as batched matmuls (`baddbmm`) — the cohort round ran 2.3× (Fed
 `python -m fssl_core bench`, the README's table).
 
 A network opts in by giving its feature extractor as a function of the stacked tensors
-(`grouped_features(*params, x)`: every parameter [C, ...], x [C, B, ...] → [C, B, features]),
-registered here as a custom op whose vmap rule calls it. The op is used only while `grouped()` is
+(`grouped_features(*params, x, training=...)`: every parameter [C, ...], x [C, B, ...] → [C, B,
+features]; `training` is the module's mode, for the networks with dropout), registered here as a
+custom op whose vmap rule calls it. The op is used only while `grouped()` is
 active (the cohort trainer's vmapped loss); autograd runs outside vmap, over the ops the rule
 issues, so the op needs no backward of its own. Outside a cohort, networks run their plain
 `features`, and the two are pinned equal by tests/test_cohort.py.
@@ -46,20 +47,21 @@ def register(name: str, grouped_features: Callable[..., Tensor], feature_dim: in
     runs `grouped_features` once over all clients."""
 
     @torch.library.custom_op(f"fssl::{name}", mutates_args=())
-    def op(params: list[Tensor], x: Tensor) -> Tensor:      # one client, outside vmap
-        return grouped_features(*[p.unsqueeze(0) for p in params], x.unsqueeze(0)).squeeze(0)
+    def op(params: list[Tensor], x: Tensor, training: bool) -> Tensor:      # one client, outside vmap
+        return grouped_features(*[p.unsqueeze(0) for p in params], x.unsqueeze(0), training=training).squeeze(0)
 
     @op.register_fake
-    def _(params, x):
+    def _(params, x, training):
         return x.new_empty(x.shape[0], feature_dim)
 
-    def vmap_rule(info, in_dims, params, x):
-        param_dims, x_dim = in_dims
+    def vmap_rule(info, in_dims, params, x, training):
+        param_dims, x_dim, _ = in_dims
 
         def stacked(t: Tensor, dim: int | None) -> Tensor:   # an unbatched tensor is shared by all clients
             return t.movedim(dim, 0) if dim is not None else t.expand(info.batch_size, *t.shape)
 
-        return grouped_features(*[stacked(p, d) for p, d in zip(params, param_dims)], stacked(x, x_dim)), 0
+        return grouped_features(*[stacked(p, d) for p, d in zip(params, param_dims)], stacked(x, x_dim),
+                                training=training), 0
 
     op.register_vmap(vmap_rule)
     return op
@@ -85,3 +87,8 @@ def from_groups(x: Tensor, clients: int) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     """A linear layer per client: x [C, B, in], weight [C, out, in], bias [C, out]."""
     return torch.baddbmm(bias.unsqueeze(1), x, weight.transpose(1, 2))
+
+
+def channel_groups(masks: Tensor) -> Tensor:
+    """Per-client Dropout2d masks [C, B, c, 1, 1] → [B, C·c, 1, 1], the layout of `conv2d`'s output."""
+    return masks.transpose(0, 1).flatten(1, 2)
