@@ -167,7 +167,8 @@ class RunStore:
             try:
                 cfg = RunConfig.from_dict(read_json(d / CONFIG))
                 if cfg.run_id != d.name:
-                    raise Damage(f"{d / CONFIG}: the config of run {cfg.run_id}, not of this directory")
+                    raise Damage(f"{d / CONFIG}: the config of run {cfg.run_id}, not of this directory (a damaged "
+                                 "run, or one of an older computation: a revision bump gave its config a new id)")
             except (Damage, ConfigError) as err:
                 warnings.warn(f"{err}: not served as finished", DamagedRun, stacklevel=2)
                 continue
