@@ -227,9 +227,8 @@ class RunConfig:
     def run_id(self) -> str:
         """Hash of every field that changes the result and differs from its default, plus the
         revisions of the computation (ENGINE_REVISION, the algorithm's own and, where bumped, the
-        network's). Leaving defaults
-        out means a new knob, added with a default that keeps the old behaviour, does not orphan
-        the runs already in a store; changing what a run computes is a revision bump."""
+        network's). Leaving defaults out means a new knob, added with a default that keeps the old
+        behaviour, does not orphan the runs already in a store; changing what a run computes is a revision bump."""
         return self.identity_hash[:16]
 
     @property

@@ -39,9 +39,12 @@ class _Cohort:
     def __init__(self, generators: list[torch.Generator], ids: Tensor):
         self.parties, self.ids = [_Party(g) for g in generators], ids
 
+    def all_masks(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
+        """Every client's mask of one client's `shape`, stacked in the cohort's order."""
+        return torch.stack([p.keep(shape, keep_prob, like) for p in self.parties])
+
     def keep(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
-        masks = torch.stack([p.keep(shape, keep_prob, like) for p in self.parties])
-        return masks.index_select(0, self.ids.unsqueeze(0)).squeeze(0)
+        return self.all_masks(shape, keep_prob, like).index_select(0, self.ids.unsqueeze(0)).squeeze(0)
 
 
 @contextlib.contextmanager
@@ -74,7 +77,7 @@ def client_keep_masks(count: int, shape: tuple[int, ...], p: float, like: Tensor
         if len(stream.parties) != count:
             raise RuntimeError(f"client_keep_masks: count={count} clients, but the cohort stream holds "
                                f"{len(stream.parties)} generators")
-        return torch.stack([party.keep(shape, keep_prob, like) for party in stream.parties])
+        return stream.all_masks(shape, keep_prob, like)
     if isinstance(stream, _Party):
         if count != 1:
             raise RuntimeError(f"client_keep_masks: count={count} clients under one party's stream; "
