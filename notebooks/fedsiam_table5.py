@@ -301,8 +301,9 @@ comparison_table(siamese_results)
 # %% [markdown]
 # ## The authors' code itself
 # Runs of the authors' public code (zewei-long/fedsiam-pytorch, labels-at-client, their README's MNIST
-# commands at γ = 0.1, 50 rounds), made on CPU outside this package; each log, with its commit and
-# command on its first lines, is in `results/authors_code/` and read by `fedsiam.authors_code_results`
+# commands, 50 rounds, at γ = 0.1 and for a far cell of another γ its own --label_rate), made on CPU
+# outside this package; each log, with its commit and command on its first lines, is in
+# `results/authors_code/` and read by `fedsiam.authors_code_results`
 # (nothing here is typed in). `accuracy` is their last round's, `accuracy_test_selected` that of the
 # model their code keeps and prints (the round with the lowest test loss, the online net; for FedSem,
 # run as Table 3 fixes it with `--p1epochs 30 --p2epochs 20`, the model its second phase keeps), which is

@@ -513,7 +513,7 @@ def test_every_committed_authors_code_log_is_finished_and_read():
     rows = fedsiam.authors_code_results(folder)
     read = {(r.method, r.setting) for r in rows.itertuples()}
     for log in logs:
-        script, iid = fedsiam._LOG_NAME.match(log.stem).groups()
+        script, iid, _ = fedsiam._LOG_NAME.match(log.stem).groups()
         assert (fedsiam.AUTHORS_CODE_SCRIPTS[script], fedsiam.AUTHORS_CODE_SETTINGS[iid]) in read, log.name
         assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name      # says what ran
     assert len(rows) == 2 * len({fedsiam._LOG_NAME.match(log.stem).groups() for log in logs})   # reruns: one cell
@@ -574,6 +574,23 @@ def test_the_authors_code_logs_give_their_last_round_and_their_test_selected_acc
     assert set(rows.table) == {"table5_authors_code"} and set(rows.labeled) == {"0.10"}
     mt = rows[(rows.method == "fedsiam_mt") & (rows.metric == "accuracy_test_selected")].iloc[0]
     assert (mt.n_runs, mt.reproduced_std) == (2, round(2 ** 0.5, 2))     # 95.81 and 93.81: std 1.41
+
+
+def test_an_authors_code_log_sits_in_the_column_of_the_label_rate_its_command_ran(tmp_path):
+    finished = "Round  49, Average loss 0.1, acc_valid 90.00%\nTesting accuracy: 88.50% \n"
+    (tmp_path / "main_fedmatch_noniid_tradition.log").write_text(
+        "# command: python main_fedmatch.py --label_rate 0.1 --iid noniid_tradition\n" + finished)
+    (tmp_path / "main_fedmatch_noniid_tradition_0.15.log").write_text(
+        "# command: python main_fedmatch.py --label_rate 0.15 --iid noniid_tradition\n"
+        + finished.replace("88.50", "86.00"))
+    rows = fedsiam.authors_code_results(tmp_path)       # the two are separate cells, not reruns of one
+    got = {(r.labeled, r.metric): (r.reproduced_value, r.n_runs) for r in rows.itertuples()}
+    assert got == {("0.10", "accuracy"): (90.0, 1), ("0.10", "accuracy_test_selected"): (88.5, 1),
+                   ("0.15", "accuracy"): (90.0, 1), ("0.15", "accuracy_test_selected"): (86.0, 1)}
+    (tmp_path / "main_fedmatch_noniid_tradition_0.2.log").write_text(        # named for a rate it did not run
+        "# command: python main_fedmatch.py --label_rate 0.15 --iid noniid_tradition\n" + finished)
+    with pytest.raises(ValueError, match="label_rate 0.2.*ran --label_rate 0.15"):
+        fedsiam.authors_code_results(tmp_path)
 
 
 def test_table6s_server_alone_is_one_run_per_column_shown_in_every_methods_row():

@@ -668,9 +668,9 @@ def authors_siamese_cells(profile: Profile, device: str, seeds=None, settings=("
 
 
 # Runs of the FedSiam authors' public code itself (zewei-long/fedsiam-pytorch, labels-at-client, their
-# README's MNIST commands at γ = 0.1, 50 rounds, run on CPU outside this package): one log per run in
-# results/authors_code/ (<script>_<their --iid>.log, a rerun <...>_run<N>.log), its first lines saying
-# the commit and the command. Their code seeds torch only (client picks and splits draw from numpy's
+# README's MNIST commands, 50 rounds, run on CPU outside this package): one log per run in
+# results/authors_code/ (<script>_<their --iid>[_<γ>].log, a rerun <...>_run<N>.log), its first lines saying
+# the commit and the command; γ is the command's --label_rate (their default 0.1 where it has none). Their code seeds torch only (client picks and splits draw from numpy's
 # unseeded generator), so a rerun differs by its seed spread, and reruns of a cell are averaged.
 # What they measure: how far the paper's value is what the authors' code computes.
 AUTHORS_CODE_SCRIPTS = {"main_fedavg": "fedavg", "main_fedsem": "fedsem", "main_fedfixmatch": "fedfixmatch",
@@ -678,7 +678,8 @@ AUTHORS_CODE_SCRIPTS = {"main_fedavg": "fedavg", "main_fedsem": "fedsem", "main_
                         "main_fedsiam_d": "fedsiam_d"}
 AUTHORS_CODE_SETTINGS = {"iid": "iid", "noniid_tradition": "noniid1", "noniid_improve": "noniid2",
                          "noniid_ssl": "noniid3"}       # their --iid names (data/sampling.py)
-_LOG_NAME = re.compile(r"^(main_\w+?)_(iid|noniid_tradition|noniid_improve|noniid_ssl)(?:_run\d+)?$")
+_LOG_NAME = re.compile(r"^(main_\w+?)_(iid|noniid_tradition|noniid_improve|noniid_ssl)(?:_(0\.\d+))?(?:_run\d+)?$")
+_LABEL_RATE = re.compile(r"^# command: .*--label_rate ([\d.]+)", re.M)
 _ROUND = re.compile(r"^Round\s+\d+,.*?acc_valid ([\d.]+)%", re.M)
 # s: the online net, as the paper reports; FedSem's model is the one its second phase keeps
 _SELECTED = re.compile(r"^(?:s:|Phase 2 )?Testing accuracy: ([\d.]+)", re.M)
@@ -699,8 +700,12 @@ def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
         selected, rounds = _SELECTED.search(text), _ROUND.findall(text)
         if not name or name[1] not in AUTHORS_CODE_SCRIPTS or not selected or not rounds:
             continue
-        script, iid = name.groups()
-        cell = (AUTHORS_CODE_SETTINGS[iid], "0.10", AUTHORS_CODE_SCRIPTS[script])
+        script, iid, named_rate = name.groups()
+        rate = float(_LABEL_RATE.search(text)[1]) if _LABEL_RATE.search(text) else 0.1
+        if named_rate is not None and float(named_rate) != rate:
+            raise ValueError(f"authors' code log {log.name}: its name says label_rate {named_rate}, its command "
+                             f"ran --label_rate {rate}; rename the log to the rate it ran")
+        cell = (AUTHORS_CODE_SETTINGS[iid], f"{rate:.2f}", AUTHORS_CODE_SCRIPTS[script])
         runs.setdefault(cell, []).append((float(rounds[-1]), float(selected.group(1))))
     return _authors_rows("table5_authors_code", runs)
 
