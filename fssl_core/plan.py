@@ -177,24 +177,28 @@ def _seconds_per_round(store: RunStore, *kinds) -> list[dict[tuple, float]]:
     return [{k: statistics.median(v) for k, v in by_key.items()} for by_key in rates]
 
 
-def _reference_seconds(job: JobPlan, profile: str) -> dict[str, float]:
-    """A run's seconds as measured for its cell in results/<notebook>.csv (the cell's total shared
-    equally among its runs), where that row measured the same protocol: a paper row for a run of
-    more than one local epoch (FedSiam's paper-protocol checks; quick's one reduction there is
-    R_L = 1), a quick row for the other runs of the profiles that share quick's protocol. Smoke runs
-    and the paper profile's other runs have no reference (their estimate says it is a guess)."""
+def _reference_seconds(job: JobPlan, profile: str, results: Path | None = None) -> dict[str, float]:
+    """A run's seconds as measured for its cell in <results>/<notebook>.csv (default the project's
+    results/; the cell's total shared equally among its runs), where that row measured the same
+    protocol: a paper row for a run of more than one local epoch (FedSiam's paper-protocol checks;
+    quick's one reduction there is R_L = 1), a quick row for the other runs of the profiles that share
+    quick's protocol. Rows are matched on their table too (an authors'-computation row shares a Table 5
+    cell's coordinates but not its runs), and a row that timed nothing (the authors' own code, run
+    outside fssl) is no reference. Smoke runs and the paper profile's other runs have no reference
+    (their estimate says it is a guess)."""
     out: dict[str, float] = {}
     quick_protocol = profile in ("quick", "headline")
     for plan in job.notebooks:
-        path = project_root() / "results" / f"{plan.notebook}.csv"
+        path = (results or project_root() / "results") / f"{plan.notebook}.csv"
         if profile == "smoke" or not path.exists():
             continue
         frame = read_results(path)
         measured: dict[tuple, dict[str, float]] = {}
-        for r in frame[frame.n_runs > 0].itertuples():
-            measured.setdefault((r.setting, r.labeled, r.dataset, r.method), {})[r.profile] = r.seconds / r.n_runs
+        for r in frame[(frame.n_runs > 0) & frame.seconds.notna()].itertuples():
+            measured.setdefault((r.table, r.setting, r.labeled, r.dataset, r.method), {})[r.profile] = \
+                r.seconds / r.n_runs
         for cell in plan.cells:
-            by_profile = measured.get((cell.setting, cell.labeled, cell.dataset, cell.method), {})
+            by_profile = measured.get((cell.table, cell.setting, cell.labeled, cell.dataset, cell.method), {})
             for cfg in cell.configs:
                 row = "paper" if cfg.local_epochs > 1 and "paper" in by_profile else "quick" if quick_protocol else None
                 if row in by_profile:

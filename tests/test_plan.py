@@ -144,6 +144,28 @@ def test_estimates_come_from_this_stores_runs_of_the_same_kind_and_pack_onto_wor
     assert job.seconds(workers=2) == 120.0 and job.seconds(workers=1) == 230.0
 
 
+def test_a_reference_time_comes_from_its_own_tables_row_and_never_from_an_untimed_one(tmp_path):
+    import math
+
+    import pandas as pd
+
+    from fssl_core.plan import NotebookPlan, _reference_seconds
+    from fssl_core.report import COLUMNS, Cell
+    ours = RunConfig(dataset="mnist", algorithm="fedsiam_d", partition="noniid2", local_epochs=5, rounds=50)
+    theirs = ours.replace(model="cnn_mnist_authors")
+    cells = [Cell("fedsiam", table, "noniid2", "0.10", "mnist", "fedsiam_d", (cfg,))
+             for table, cfg in (("table5", ours), ("table5_authors_network", theirs))]
+    rows = [(table, seconds, runs) for table, seconds, runs in (
+        ("table5", 900.0, 2), ("table5_authors_network", 878.0, 1),
+        ("table5_authors_code", math.nan, 3))]             # their code, run outside fssl: no time
+    pd.DataFrame([{**dict.fromkeys(COLUMNS, ""), "table": table, "setting": "noniid2", "labeled": "0.10",
+                   "dataset": "mnist", "method": "fedsiam_d", "metric": "accuracy", "profile": "paper",
+                   "seconds": seconds, "n_runs": runs} for table, seconds, runs in rows]
+                 ).to_csv(tmp_path / "nb.csv", index=False)
+    job = JobPlan([NotebookPlan("nb", cells, [ours, theirs])], [ours, theirs], [])
+    assert _reference_seconds(job, "paper", results=tmp_path) == {ours.run_id: 450.0, theirs.run_id: 878.0}
+
+
 def _processes_with(marker: str) -> list[int]:
     found = []
     for proc in Path("/proc").iterdir():
