@@ -207,6 +207,17 @@ def test_large_deltas_name_the_measured_cause_that_brings_each_cell_within_1_5_p
     assert table.measured_cause["fedsiam_mt"] == ("at_authors_code 92.50 ± 1.20 over 2 runs: the paper within 2 std "
                                                   "(-1.86 from it)")
     assert "at_authors_code std" not in table.columns                  # the spread decides, it is not shown
+    # the authors' code, rerun, lands beyond its spread from the paper, and our reading of their computation
+    # lands on their code: the paper's value is not what their code computes
+    def with_code(value, std, runs):
+        code = frame([("fedsiam_mt", "accuracy", 94.36, value, std, runs)])
+        return fedsiam.explain_large_deltas(results, measured={"at_authors_optimiser": authors, "at_authors_code": code}
+                                            ).set_index("method").measured_cause["fedsiam_mt"]
+    assert with_code(98.2, 0.2, 2) == (
+        "the authors' code itself does not compute it: at_authors_code 98.20 ± 0.20 over 2 runs (+3.84 from the "
+        "paper, beyond 2 std); at_authors_optimiser 97.00 lands -1.20 from their code")
+    assert with_code(98.2, float("nan"), 1).startswith("none measured")   # one run of theirs: no spread known
+    assert with_code(98.6, 0.2, 2).startswith("none measured")            # no reading of theirs within 1.5 of it
 
 
 def test_alpha_counts_a_clients_steps_so_table7s_alpha_max_rows_differ_at_the_paper_protocol(tmp_path):

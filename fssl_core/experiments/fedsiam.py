@@ -312,13 +312,19 @@ def explain_large_deltas(results: pd.DataFrame, points: float = WITHIN_POINTS,
     return table[columns + list(others) + ["measured_cause", "likely_reason"]]
 
 
+AUTHORS_CODE = "at_authors_code"     # explain_large_deltas' column of the authors' code's own runs
+
+
 def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POINTS) -> str:
     """What measurably brings a cell within `points` of the paper: the seeds' spread (the paper's
     value within two standard deviations of our seeds' mean), else the closest of the `candidates`
     columns (the same cell selected or computed another way) that lands within `points`, else a
     candidate measured over several runs (`<name> std`, `<name> n`) whose spread covers the paper's
-    value (within two standard deviations, e.g. reruns of the authors' unseeded code); else "none
-    measured", with the closest measured value's distance."""
+    value (within two standard deviations, e.g. reruns of the authors' unseeded code); else, where the
+    authors' code itself (AUTHORS_CODE), rerun at least twice, lands beyond its own spread from the paper
+    and one of our readings of their computation lands within `points` of it: that their code does not
+    compute the paper's value while ours of it does compute their code's; else "none measured", with the
+    closest measured value's distance."""
     paper = row["paper_value"]
     std, n = row.get("reproduced_std"), row.get("n_runs") or 0
     if n >= 2 and not pd.isna(std) and abs(row["delta"]) <= 2 * std:
@@ -335,6 +341,16 @@ def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POIN
         if not pd.isna(spread) and not pd.isna(runs) and runs >= 2 and abs(distances[other]) <= 2 * spread:
             return (f"{other} {row[other]:.2f} ± {spread:.2f} over {int(runs)} runs: the paper within 2 std "
                     f"({distances[other]:+.2f} from it)")
+    code, code_runs = row.get(AUTHORS_CODE), row.get(f"{AUTHORS_CODE} n")
+    if AUTHORS_CODE in distances and not pd.isna(code_runs) and code_runs >= 2:
+        readings = {name: abs(row[name] - code) for name in distances
+                    if name.startswith("at_authors_") and name != AUTHORS_CODE}
+        matching = [name for name in sorted(readings, key=readings.get) if readings[name] <= points]
+        if matching:
+            name = matching[0]
+            return (f"the authors' code itself does not compute it: {AUTHORS_CODE} {code:.2f} ± "
+                    f"{row[f'{AUTHORS_CODE} std']:.2f} over {int(code_runs)} runs ({distances[AUTHORS_CODE]:+.2f} "
+                    f"from the paper, beyond 2 std); {name} {row[name]:.2f} lands {row[name] - code:+.2f} from their code")
     return f"none measured; closest: {closest}"
 
 
