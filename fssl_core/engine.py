@@ -123,9 +123,10 @@ class Federation:
         'auto' picks the faster trainer, as measured by `python -m fssl_core bench`: on CPU the cohort
         for a network with a grouped formulation (MNIST CNN: 2.3× the sequential trainer for FedAvg,
         2.2× for FedSiam-D; the authors' MNIST CNN, with its dropout), else the sequential trainer
-        (FedSiam's CIFAR CNN: the vmapped cohort ran 0.67× its speed); on CUDA the cohort, where batches of ten small images leave the device idle
-        between launches (not yet measured here: no GPU was lent; `bench device=cuda` will tell). Cohort
-        and sequential results agree to float tolerance (tests/test_cohort.py), not bit for bit."""
+        (FedSiam's CIFAR CNN: the vmapped cohort ran 0.67× its speed); on CUDA the cohort, where batches
+        of ten small images leave the device idle between launches (not yet measured here: no GPU was
+        lent; `bench device=cuda` will tell). Cohort and sequential results agree to float tolerance
+        (tests/test_cohort.py), not bit for bit."""
         wanted = self.cfg.trainer      # 'cohort' only for an algorithm that supports it (RunConfig)
         if wanted == AUTO:
             return self.algorithm.cohort and (self.ctx.device.type == "cuda" or self.ctx.model.grouped_op is not None)

@@ -155,9 +155,8 @@ def test_a_reference_time_comes_from_its_own_tables_row_and_never_from_an_untime
     theirs = ours.replace(model="cnn_mnist_authors")
     cells = [Cell("fedsiam", table, "noniid2", "0.10", "mnist", "fedsiam_d", (cfg,))
              for table, cfg in (("table5", ours), ("table5_authors_network", theirs))]
-    rows = [(table, seconds, runs) for table, seconds, runs in (
-        ("table5", 900.0, 2), ("table5_authors_network", 878.0, 1),
-        ("table5_authors_code", math.nan, 3))]             # their code, run outside fssl: no time
+    rows = (("table5", 900.0, 2), ("table5_authors_network", 878.0, 1),
+            ("table5_authors_code", math.nan, 3))            # their code, run outside fssl: no time
     pd.DataFrame([{**dict.fromkeys(COLUMNS, ""), "table": table, "setting": "noniid2", "labeled": "0.10",
                    "dataset": "mnist", "method": "fedsiam_d", "metric": "accuracy", "profile": "paper",
                    "seconds": seconds, "n_runs": runs} for table, seconds, runs in rows]

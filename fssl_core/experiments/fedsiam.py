@@ -350,9 +350,8 @@ def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POIN
     if AUTHORS_CODE in distances and not pd.isna(code_runs) and code_runs >= 2:
         readings = {name: abs(row[name] - code) for name in distances
                     if name.startswith("at_authors_") and name != AUTHORS_CODE}
-        matching = [name for name in sorted(readings, key=readings.get) if readings[name] <= points]
-        if matching:
-            name = matching[0]
+        name = min(readings, key=readings.get, default=None)
+        if name is not None and readings[name] <= points:
             return (f"the authors' code itself does not compute it: {AUTHORS_CODE} {code:.2f} ± "
                     f"{row[f'{AUTHORS_CODE} std']:.2f} over {int(code_runs)} runs ({distances[AUTHORS_CODE]:+.2f} "
                     f"from the paper, beyond 2 std); {name} {row[name]:.2f} lands {row[name] - code:+.2f} from their code")
@@ -690,9 +689,10 @@ def authors_siamese_cells(profile: Profile, device: str, seeds=None, settings=("
 
 # Runs of the FedSiam authors' public code itself (zewei-long/fedsiam-pytorch, labels-at-client, their
 # README's MNIST commands, 50 rounds, run on CPU outside this package): one log per run in
-# results/authors_code/ (<script>_<their --iid>[_<γ>].log, a rerun <...>_run<N>.log), its first lines saying
-# the commit and the command; γ is the command's --label_rate (their default 0.1 where it has none). Their code seeds torch only (client picks and splits draw from numpy's
-# unseeded generator), so a rerun differs by its seed spread, and reruns of a cell are averaged.
+# results/authors_code/ (<script>_<their --iid>[_<γ>].log, a rerun <...>_run<N>.log), its first lines
+# saying the commit and the command; γ is the command's --label_rate (their default 0.1 where it has none).
+# Their code seeds torch only (client picks and splits draw from numpy's unseeded generator), so a rerun
+# differs by its seed spread, and reruns of a cell are averaged.
 # What they measure: how far the paper's value is what the authors' code computes.
 AUTHORS_CODE_SCRIPTS = {"main_fedavg": "fedavg", "main_fedsem": "fedsem", "main_fedfixmatch": "fedfixmatch",
                         "main_fedmatch": "fedmatch", "main_fedsiam_pi": "fedsiam_pi", "main_fedsiam_mt": "fedsiam_mt",
@@ -722,7 +722,8 @@ def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
         if not name or name[1] not in AUTHORS_CODE_SCRIPTS or not selected or not rounds:
             continue
         script, iid, named_rate = name.groups()
-        rate = float(_LABEL_RATE.search(text)[1]) if _LABEL_RATE.search(text) else 0.1
+        command_rate = _LABEL_RATE.search(text)
+        rate = float(command_rate[1]) if command_rate else 0.1
         if named_rate is not None and float(named_rate) != rate:
             raise ValueError(f"authors' code log {log.name}: its name says label_rate {named_rate}, its command "
                              f"ran --label_rate {rate}; rename the log to the rate it ran")
