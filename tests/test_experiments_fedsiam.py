@@ -447,7 +447,8 @@ def test_the_authors_network_runs_the_non_iid_rows_no_other_measurement_explains
     cells = fedsiam.authors_network_cells(PAPER, "cpu", settings=("iid", "noniid2", "noniid3"))
     rows = {(c.setting, c.method) for c in cells}
     assert rows == {("iid", "fedavg"), ("iid", "fedfixmatch"), ("iid", "fedmatch"), ("iid", "fedsiam_d"),
-                    ("noniid2", "fedsiam_d"), ("noniid3", "fedfixmatch"), ("noniid3", "fedmatch"), ("noniid3", "fedsiam_pi")}
+                    ("noniid2", "fedsem"), ("noniid2", "fedsiam_d"), ("noniid3", "fedfixmatch"), ("noniid3", "fedmatch"),
+                    ("noniid3", "fedsiam_pi")}
     # the IID rows keep the run identities measured before the Non-IID rows were added
     assert [c.configs for c in cells if c.setting == "iid"] == [c.configs for c in fedsiam.authors_network_cells(PAPER, "cpu")]
     by_row = {(c.setting, c.method): c.configs[0] for c in cells}
@@ -465,7 +466,8 @@ def test_the_authors_computation_covers_fedfixmatch_and_every_siamese_row_at_the
     siamese = fedsiam.authors_siamese_cells(PAPER, "cpu", settings=settings, labeled_ratios=ratios)
     at = lambda cells, gamma: {(c.setting, c.method) for c in cells if c.labeled == f"{gamma:.2f}"}
     for gamma in (0.15, 0.20):      # Non-IID-III is printed at γ = 0.10 only
-        assert at(network, gamma) == {(s, m) for s in settings[:3] for m in ("fedfixmatch", "fedmatch")}
+        fedsem = {("noniid2", "fedsem")} if gamma == 0.15 else set()
+        assert at(network, gamma) == {(s, m) for s in settings[:3] for m in ("fedfixmatch", "fedmatch")} | fedsem
         assert at(siamese, gamma) == {(s, m) for s in settings[:3] for m in ("fedsiam_pi", "fedsiam_mt", "fedsiam_d")}
     # γ = 0.10 keeps the rows (and run identities) it had
     assert [c.configs for c in network if c.labeled == "0.10"] == \
@@ -474,6 +476,16 @@ def test_the_authors_computation_covers_fedfixmatch_and_every_siamese_row_at_the
     ours = fedsiam.table5_cells(PAPER, "cpu", methods=["fedsiam_mt"], settings=["noniid1"], datasets=["mnist"],
                                 labeled_ratios=[0.20], seeds=[1234])[0].configs[0]
     assert mt == ours.replace(model="cnn_mnist_authors", weak_augment="none", ema_clock="epochs")
+
+
+def test_the_authors_fedsem_row_is_their_optimiser_row_on_their_network_without_augmentation():
+    for gamma in (0.10, 0.15):
+        network = fedsiam.authors_network_cells(PAPER, "cpu", settings=("noniid2",), labeled_ratios=(gamma,))
+        cfg = next(c for c in network if c.method == "fedsem").configs[0]
+        optimiser = fedsiam.authors_optimiser_cells(PAPER, "cpu", methods=("fedsem",), settings=("noniid2",),
+                                                    labeled_ratios=(gamma,))[0].configs[0]
+        assert (cfg.momentum, cfg.weight_decay, cfg.weak_augment) == (0.5, 0.0, "none")    # main_fedsem.py on MNIST
+        assert cfg == optimiser.replace(model="cnn_mnist_authors", weak_augment="none") and cfg.run_id != optimiser.run_id
 
 
 def test_the_authors_siamese_rows_are_their_network_rows_on_unaugmented_inputs_with_their_ema_clock():
