@@ -160,7 +160,9 @@ def test_large_deltas_carry_the_reasons_that_hold_for_their_method_direction_and
     assert paper_avg == paper_pi and "test-selected" in paper_avg and "1 local epoch" not in paper_avg
     assert "dropout" in mt_above and "dropout" not in paper_pi
     assert fedsiam.likely_reasons("fedfixmatch", -3.0, "paper") == fedsiam.likely_reasons("fedavg", -3.0, "paper")
-    assert fedsiam.likely_reasons("fedsem", 3.0, "paper")[0].startswith("the authors train these baselines")
+    fedsem = fedsiam.likely_reasons("fedsem", 3.0, "paper")
+    assert fedsem[0].startswith("the authors train these baselines") and "unaugmented" in fedsem[1]
+    assert not any("unaugmented" in r for r in fedsiam.likely_reasons("fedavg", 3.0, "paper"))
 
 
 def test_large_deltas_show_ours_selected_as_the_paper_selects():
