@@ -273,7 +273,7 @@ fedsiam.fedsiam_d_vs_authors_baselines(pd.concat([paper_protocol, results]),
 # brought within 1.5 points of the paper (`fedsiam.AUTHORS_NETWORK_SCOPE`: FedSiam-D Non-IID-II,
 # FedSiam-Π and FedFixMatch Non-IID-III), and FedFixMatch in every γ = 0.15 and 0.20 column. The difference
 # to the row above each is the network's share of the distance to the paper (`at_authors_network` below).
-# FedSem's row there (Non-IID-II, γ = 0.10 and 0.15) is their whole FedSem computation: their optimiser and
+# FedSem's row there (Non-IID-II, every γ) is their whole FedSem computation: their optimiser and
 # network on unaugmented digits, as their `main_fedsem.py` trains on MNIST; the difference to its
 # `authors' optimiser` row is the network's and the augmentation's share together.
 
