@@ -334,13 +334,9 @@ def server_iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     from any other's by at most one (exactly 55 per class for FedMix's CIFAR-10 numbers).
     """
     name = 'server_iid'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
     _check_bool(name, 'stratified', stratified)
-    _check_stream_parts(name, stream_parts)
-    rng = _rng(_where(name), seed)
-    server, pool = _take_server(name, labels, num_classes, num_clients, labeled_ratio,
-                                server_labeled, server_balanced, rng)
+    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+                                              server_labeled, server_balanced, stream_parts)
     if stratified:
         order = rng.permutation(pool)
         order = order[np.argsort(labels[order], kind='stable')]
@@ -370,12 +366,8 @@ def server_shards_partition(labels: np.ndarray, *, num_classes: int, num_clients
     this function follows the paper's text: labeled first, then |D|(1−γ)/K per client.
     """
     name = 'server_shards'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_stream_parts(name, stream_parts)
-    rng = _rng(_where(name), seed)
-    server, pool = _take_server(name, labels, num_classes, num_clients, labeled_ratio,
-                                server_labeled, server_balanced, rng)
+    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+                                              server_labeled, server_balanced, stream_parts)
     _check_shards(name, classes_per_client, num_clients, pool.size)
     clients = _shards(labels, pool, num_clients, classes_per_client, rng)
     return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
@@ -448,13 +440,9 @@ def server_lda_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     smoothing, and is fast.
     """
     name = 'server_lda'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
     _check_alpha(name, dirichlet_alpha)
-    _check_stream_parts(name, stream_parts)
-    rng = _rng(_where(name), seed)
-    server, pool = _take_server(name, labels, num_classes, num_clients, labeled_ratio,
-                                server_labeled, server_balanced, rng)
+    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+                                              server_labeled, server_balanced, stream_parts)
     clients = _lda_equal_sizes(labels, pool, num_classes, num_clients, dirichlet_alpha, rng)
     return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
 
@@ -667,18 +655,27 @@ _EMPTY = np.empty(0, dtype=np.int64)
 
 def _server_dirichlet(name, labels, num_classes, num_clients, seed, dirichlet_alpha, labeled_ratio,
                       server_labeled, server_balanced, min_client_size, stream_parts) -> Partition:
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
     _check_alpha(name, dirichlet_alpha)
-    _check_stream_parts(name, stream_parts)
-    rng = _rng(_where(name), seed)
-    server, pool = _take_server(name, labels, num_classes, num_clients, labeled_ratio,
-                                server_labeled, server_balanced, rng)
+    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+                                              server_labeled, server_balanced, stream_parts)
     _check_int(_where(name), 'min_client_size', min_client_size, 1, pool.size // num_clients,
                ' (unlabeled samples // num_clients)')
     clients = _dirichlet_over_clients(name, labels, pool, num_classes, num_clients,
                                       dirichlet_alpha, max(min_client_size, stream_parts), rng)
     return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
+
+
+def _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio, server_labeled, server_balanced,
+                  stream_parts) -> tuple[np.ndarray, np.random.Generator, np.ndarray, np.ndarray]:
+    """The labels-at-server partitions' common start, in their order of draws: the arguments checked,
+    the partition's generator, then the server's labeled set taken (labels, rng, server, the rest)."""
+    labels = _check_labels(name, labels, num_classes)
+    _check_clients(name, num_clients, labels.size)
+    _check_stream_parts(name, stream_parts)
+    rng = _rng(_where(name), seed)
+    server, pool = _take_server(name, labels, num_classes, num_clients, labeled_ratio,
+                                server_labeled, server_balanced, rng)
+    return labels, rng, server, pool
 
 
 def _take_server(name, labels, num_classes, num_clients, labeled_ratio, server_labeled,
