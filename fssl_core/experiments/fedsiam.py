@@ -164,8 +164,8 @@ AUTHORS_NETWORK_ROWS = {"fedavg": AUTHORS_SUPERVISED_OPTIMISER, "fedfixmatch": A
 OTHER_RATIO_COLUMNS = [(setting, gamma) for gamma in (0.15, 0.20) for setting in ("iid", "noniid1", "noniid2")]
 AUTHORS_NETWORK_SCOPE = {("iid", 0.10): ("fedavg", "fedfixmatch", "fedsiam_d"),
                          ("noniid2", 0.10): ("fedsem", "fedsiam_d"), ("noniid3", 0.10): ("fedfixmatch", "fedsiam_pi"),
-                         **{column: ("fedfixmatch",) for column in OTHER_RATIO_COLUMNS},
-                         **{("noniid2", gamma): ("fedfixmatch", "fedsem") for gamma in (0.15, 0.20)}}
+                         **{column: ("fedfixmatch", "fedsem") if column[0] == "noniid2" else ("fedfixmatch",)
+                            for column in OTHER_RATIO_COLUMNS}}
 # The FedSiam authors' MNIST siamese scripts also train on unaugmented inputs (main_fedsiam_pi/_mt/_d.py:
 # ToTensor and Normalize only; MT's flip-and-crop transform is defined but never used), dropout their only
 # perturbation, where the paper's consistency loss takes "two perturbed inputs x+η and x+η'" (§3.2) and
