@@ -36,7 +36,7 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("intro\n<!-- results:start -->\n") and readme.endswith("<!-- results:end -->\nafter\n")
     # the README holds the summary: 2 printed cells, 1 measured (reduced), 1.81 points off, 1 waiting for data
-    assert "OLD BLOCK" not in readme and "| fedsiam | 2 | 0 | 1 | 0 | 1 | 0 | — |" in readme
+    assert "OLD BLOCK" not in readme and "| fedsiam | 2 | 0 | 1 | 0 | 0 of 1 | 1 | 0 | — |" in readme
     assert report.index("## Summary") < report.index("## fedsiam — table5")
 
 
@@ -53,10 +53,49 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
     ], columns=COLUMNS)
     (row,) = summary(frame).to_dict("records")
     assert row == {"paper": "fedsiam", "cells": 4, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
-                   "needs data": 1, "computed": 1, "claims holding": "1 of 2"}   # a: 94.0 at paper (1.0 off); b: 1.6 off
+                   "beyond it, cause measured": "0 of 1", "needs data": 1, "computed": 1,
+                   "claims holding": "1 of 2"}   # a: 94.0 at paper (1.0 off); b: 1.6 off, nothing measured beside it
     assert row["cells"] == sum(row[k] for k in ("at paper protocol", "reduced only", "needs data", "computed"))
     # 2.0 > 0; 0.4 short of the paper's 0.5; one seed, so no noise estimate
     assert claim_verdicts(frame).verdict.tolist() == ["holds, 1 seed", "refuted, 1 seed"]
+
+
+def test_summary_counts_the_far_cells_whose_notebook_measured_a_cause():
+    from fssl_core.report import summary
+    frame = pd.DataFrame([
+        # far, and the authors' optimiser (a side table of table5) lands within 1.5 points of the paper
+        _row(method="fedavg", paper_value=95.0, reproduced_value=97.5, n_runs=1, profile="paper"),
+        _row(table="table5_authors_optimiser", method="fedavg", paper_value=95.0, reproduced_value=95.9, n_runs=1,
+             profile="paper"),
+        # far at its last round, within 1.5 points test-selected
+        _row(method="fedsem", paper_value=95.0, reproduced_value=92.0, n_runs=1, profile="paper"),
+        _row(method="fedsem", metric="accuracy_test_selected", reproduced_value=93.8, n_runs=1, profile="paper"),
+        # far, the quick row is superseded by the paper row, which is within: not a far cell
+        _row(method="fedsiam_d", paper_value=97.0, reproduced_value=93.0, n_runs=1, profile="quick"),
+        _row(method="fedsiam_d", paper_value=97.0, reproduced_value=98.0, n_runs=1, profile="paper"),
+        # far, nothing measured beside it (a claims row at its coordinates measures no cause)
+        _row(method="fedmatch", paper_value=90.0, reproduced_value=97.0, n_runs=1, profile="paper"),
+        _row(table="table5_claims", method="fedmatch", paper_value=90.0, reproduced_value=90.0, n_runs=1),
+        # a paper whose notebooks measure no causes
+        _row(paper="fedanchor", table="table1", method="semifl", paper_value=80.0, reproduced_value=70.0, n_runs=1),
+    ], columns=COLUMNS)
+    counted = summary(frame).set_index("paper")["beyond it, cause measured"]
+    assert counted.to_dict() == {"fedanchor": "—", "fedsiam": "2 of 3"}
+
+
+def test_the_published_far_cells_read_their_causes_from_the_side_tables_their_notebook_named():
+    from fssl_core.experiments import fedsiam
+    side = lambda table, value, metric="accuracy": _row(table=table, method="fedavg", metric=metric, paper_value=95.0,
+                                                         reproduced_value=value, n_runs=1, profile="paper")
+    frame = pd.DataFrame([_row(method="fedavg", paper_value=95.0, reproduced_value=99.0, n_runs=1, profile="paper"),
+                          side("table5_authors_network", 97.0), side("table5_authors_network", 96.4, "accuracy_test_selected"),
+                          side("table5_authors_code", 99.0), side("table5_authors_code", 95.5, "accuracy_test_selected"),
+                          side("table5_server_step", 95.0)], columns=COLUMNS)
+    measured = fedsiam.measured_beside(frame, "table5")
+    assert list(measured) == ["at_authors_network", "at_authors_network_test_selected", "at_authors_code"]
+    (row,) = fedsiam.explain_published(frame).to_dict("records")
+    assert (row["at_authors_network"], row["at_authors_network_test_selected"], row["at_authors_code"]) == (97.0, 96.4, 95.5)
+    assert row["measured_cause"] == "at_authors_code 95.50 (+0.50 from the paper)" and row["cause_measured"]
 
 
 @pytest.mark.parametrize("metric,value,se,verdict", [

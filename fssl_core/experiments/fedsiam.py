@@ -330,6 +330,7 @@ def explain_large_deltas(results: pd.DataFrame, points: float = WITHIN_POINTS,
 
 
 AUTHORS_CODE = "at_authors_code"     # explain_large_deltas' column of the authors' code's own runs
+NONE_MEASURED = "none measured"      # how measured_cause starts for a cell with no measured cause
 
 
 def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POINTS) -> str:
@@ -348,7 +349,7 @@ def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POIN
         return f"seed spread: the paper within 2 std ({2 * std:.2f}) of our {n} seeds"
     distances = {name: row[name] - paper for name in candidates if not pd.isna(row.get(name))}
     if not distances:
-        return "none measured"
+        return NONE_MEASURED
     name = min(distances, key=lambda k: abs(distances[k]))
     closest = f"{name} {row[name]:.2f} ({distances[name]:+.2f} from the paper)"
     if abs(distances[name]) <= points:
@@ -367,7 +368,44 @@ def measured_cause(row: dict, candidates: list[str], points: float = WITHIN_POIN
             return (f"the authors' code itself does not compute it: {AUTHORS_CODE} {code:.2f} ± "
                     f"{row[f'{AUTHORS_CODE} std']:.2f} over {int(code_runs)} runs ({distances[AUTHORS_CODE]:+.2f} "
                     f"from the paper, beyond 2 std); {name} {row[name]:.2f} lands {row[name] - code:+.2f} from their code")
-    return f"none measured; closest: {closest}"
+    return f"{NONE_MEASURED}; closest: {closest}"
+
+
+def measured_beside(frame: pd.DataFrame, table: str) -> dict[str, pd.DataFrame]:
+    """The computations a notebook publishes beside `table`'s cells (its side tables `<table>_<name>`),
+    as `explain_large_deltas`' measured columns, named as the notebooks name them: each authors'
+    computation at its last round (`at_authors_<x>`) and test-selected (`at_authors_<x>_test_selected`),
+    the authors' code test-selected as their code reports it (`at_authors_code`), any other side table
+    by its name (Table 6's `server_alone`). Claims and Table 6's server step measure no cell's cause."""
+    sides = frame[frame.table.str.startswith(f"{table}_") & ~frame.table.isin([f"{table}_claims",
+                                                                               f"{table}_server_step"])]
+    measured, test_selected = {}, {}
+    for side, part in sides.groupby("table", sort=True):
+        name = side.removeprefix(f"{table}_")
+        if name == "authors_code":
+            continue
+        measured[f"at_{name}" if name.startswith("authors_") else name] = part
+        if name.startswith("authors_"):
+            test_selected[f"at_{name}_test_selected"] = as_test_selected(part)
+    code = sides[sides.table == f"{table}_authors_code"]
+    return {**measured, **test_selected, **({AUTHORS_CODE: as_test_selected(code)} if len(code) else {})}
+
+
+def explain_published(frame: pd.DataFrame, points: float = WITHIN_POINTS) -> pd.DataFrame:
+    """`explain_large_deltas` over published results (results/fedsiam_table*.csv, or the merged
+    report): each table's cells at their best protocol, beside what its notebook published next to
+    them (`measured_beside`); one row per cell beyond `points`, with its table and `cause_measured`
+    (False where `measured_cause` says "none measured"). The README's summary counts them."""
+    from ..report import best_protocol, is_claim
+    frame = frame[(frame.paper == "fedsiam") & ~is_claim(frame)]
+    tables = [t for t in frame.table.unique() if "_" not in t]         # side tables are `<table>_<name>`
+    explained = [explain_large_deltas(best_protocol(frame[frame.table == t]), points,
+                                      measured=measured_beside(frame, t)).assign(table=t) for t in tables]
+    if not explained:
+        return pd.DataFrame(columns=["table", "setting", "labeled", "dataset", "method", "metric", "measured_cause",
+                                     "cause_measured"])
+    table = pd.concat(explained, ignore_index=True)
+    return table.assign(cause_measured=[not cause.startswith(NONE_MEASURED) for cause in table.measured_cause])
 
 
 def _per_column(results: pd.DataFrame, measure) -> pd.DataFrame:
