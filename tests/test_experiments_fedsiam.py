@@ -503,6 +503,25 @@ def test_the_authors_siamese_rows_are_their_network_rows_on_unaugmented_inputs_w
         assert cfg.replace(weak_augment="dataset", ema_clock="steps") == network[c.setting, c.method, c.metric][0]
 
 
+def test_table7_and_table8s_far_cells_are_rerun_as_the_authors_compute_them_beside_their_own_rows():
+    ours = {(c.table, c.setting, c.method): c.configs[0]
+            for c in fedsiam.table7_cells(PAPER, "cpu", datasets=("mnist",)) + fedsiam.table8_cells(PAPER, "cpu", datasets=("mnist",))}
+    table5_theirs = {c.method: c.configs[0] for c in fedsiam.authors_siamese_cells(PAPER, "cpu")}
+    cells = fedsiam.table7_authors_siamese_cells(PAPER, "cpu") + fedsiam.table8_authors_siamese_cells(PAPER, "cpu")
+    assert {(c.table, c.setting, c.method) for c in cells} == {
+        ("table7_authors_siamese", "siamese=no", "fedsiam_nosiam"), ("table7_authors_siamese", "alpha_max=0.99", "fedsiam_d"),
+        ("table7_authors_siamese", "alpha_max=0.9999", "fedsiam_d"), ("table8_authors_siamese", "iid", "fedsiam_d_kl")}
+    assert {c.metric for c in cells} == {"accuracy", "accuracy_test_selected"}
+    for c in cells:
+        cfg, mine = c.configs[0], ours[c.table.removesuffix("_authors_siamese"), c.setting, c.method]
+        # our row's run with the authors' siamese computation in place of the paper's: network, inputs, EMA clock
+        assert cfg == mine.replace(**fedsiam.AUTHORS_SIAMESE) and cfg.run_id != mine.run_id
+        assert (cfg.model, cfg.weak_augment, cfg.ema_clock) == ("cnn_mnist_authors", "none", "epochs")
+    alpha_99 = next(c.configs[0] for c in cells if c.setting == "alpha_max=0.99")
+    # the α_max row differs from Table 5's row of their computation in α_max alone
+    assert alpha_99 == table5_theirs["fedsiam_d"].replace(ema_decay=0.99)
+
+
 def test_the_authors_optimiser_rows_run_in_every_column_asked_for():
     cells = fedsiam.authors_optimiser_cells(PAPER, "cpu", settings=("iid", "noniid3"))
     assert {(c.setting, c.method) for c in cells} == {(s, m) for s in ("iid", "noniid3")
