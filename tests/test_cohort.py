@@ -79,13 +79,17 @@ def test_the_grouped_mnist_cnn_gives_each_client_its_plain_outputs_and_gradients
         return logits, embedding, functional_call(model, params, (shared,))
 
     calls = []
-    op = model.grouped_op
-    type(model).grouped_op = staticmethod(lambda params, x_c, training: calls.append(1) or op(params, x_c, training))
+    op, cls = model.grouped_op, type(model)
+    saved = cls.__dict__.get("grouped_op")
+    cls.grouped_op = staticmethod(lambda params, x_c, training: calls.append(1) or op(params, x_c, training))
     try:
         with grouped():
             got = vmap(outputs)(stacked, x)
     finally:
-        type(model).grouped_op = op
+        if saved is None:
+            del cls.grouped_op
+        else:
+            cls.grouped_op = saved
     assert calls, "the grouped formulation was not used"
     grads = torch.autograd.grad(sum(t.square().sum() for t in got), list(stacked.values()))
     for c in range(clients):
@@ -96,6 +100,30 @@ def test_the_grouped_mnist_cnn_gives_each_client_its_plain_outputs_and_gradients
         want_grads = torch.autograd.grad(sum(t.square().sum() for t in want), list(own.values()))
         for g, w in zip(grads, want_grads):
             assert torch.allclose(g[c], w, atol=1e-4, rtol=1e-4)
+
+
+def test_the_grouped_op_inside_vmap_computes_the_floats_of_one_direct_grouped_call():
+    """The wrapper that takes the stacked tensors out of vmap (models/grouped.py) adds no arithmetic:
+    features and gradients equal, bit for bit, those of `_grouped_features` called on the stacked
+    tensors, as under the custom op it replaced (so stored cohort runs keep their identity)."""
+    from torch.func import functional_call, vmap
+
+    from fssl_core.models import build_model
+    from fssl_core.models.cnn_mnist import _grouped_features
+    from fssl_core.models.grouped import grouped
+    torch.manual_seed(0)
+    model = build_model("cnn_mnist", num_classes=10, in_channels=1).train()
+    names = ["conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias"]
+    stacked = {k: torch.stack([v.detach() + 0.05 * torch.randn_like(v) for _ in range(4)]).requires_grad_()
+               for k, v in model.named_parameters()}
+    x = torch.randn(4, 10, 1, 28, 28)
+    with grouped():
+        got = vmap(lambda p, xc: functional_call(model, p, (xc,), {"features_only": True}))(stacked, x)
+    want = _grouped_features(*[stacked[k] for k in names], x, training=True)
+    assert torch.equal(got, want)
+    leaves = [stacked[k] for k in names]
+    for g, w in zip(torch.autograd.grad(got.square().sum(), leaves), torch.autograd.grad(want.square().sum(), leaves)):
+        assert torch.equal(g, w)
 
 
 def test_the_grouped_authors_cnn_draws_each_clients_dropout_masks_from_its_own_stream():

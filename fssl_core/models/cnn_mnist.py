@@ -49,7 +49,7 @@ def _grouped_features(w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor, w3: Tensor
     return f
 
 
-CNNMnist.grouped_op = grouped.register("cnn_mnist_features", _grouped_features, feature_dim=50)
+CNNMnist.grouped_op = grouped.register(_grouped_features)
 
 # the dropout the FedSiam authors' code adds to Table 1's network (models/Nets.py, CNNMnist)
 AUTHORS_CONV2_DROP = AUTHORS_FC1_DROP = 0.5
@@ -80,5 +80,4 @@ class CNNMnistAuthors(CNNMnist):
 
 
 CNNMnistAuthors.grouped_op = grouped.register(
-    "cnn_mnist_authors_features",
-    functools.partial(_grouped_features, conv2_drop=AUTHORS_CONV2_DROP, fc1_drop=AUTHORS_FC1_DROP), feature_dim=50)
+    functools.partial(_grouped_features, conv2_drop=AUTHORS_CONV2_DROP, fc1_drop=AUTHORS_FC1_DROP))
