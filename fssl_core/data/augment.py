@@ -188,7 +188,8 @@ def draw_weak(n: int, channels: int, generator: torch.Generator, spec: AugmentSp
     Float draws are float32 whatever the images' dtype (a half-precision batch gets the same)."""
     draws = draw_crop_flip(n, generator, spec)
     if n and spec.jitter:
-        draws["factor"] = 0.8 + 0.4 * torch.rand(n, generator=generator, device=generator.device)
+        # the contrast factor's uniform draw u; apply_weak makes it 0.8 + 0.4·u, once for a whole cohort
+        draws["factor_u"] = torch.rand(n, generator=generator, device=generator.device)
         if channels == 3:
             draws["gray"] = torch.rand(n, generator=generator, device=generator.device) < 0.2
     return draws
@@ -201,7 +202,7 @@ def apply_weak(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor
     n, c = y.shape[:2]
     if n == 0 or not spec.jitter:
         return y
-    factor = _per_sample(draws["factor"]).to(y.dtype)
+    factor = _per_sample(0.8 + 0.4 * draws["factor_u"]).to(y.dtype)    # elementwise: the same floats per sample
     mean = _gray(y).mean(dim=(1, 2, 3), keepdim=True)
     y = torch.addcmul(mean * (1 - factor), factor, y).clamp_(0, 1)  # mean + f * (y - mean), one pass
     if c == 3:
@@ -450,16 +451,15 @@ def draw_strong(n: int, size: tuple[int, int], generator: torch.Generator, spec:
         return draws
     device = generator.device
     if num_ops:
+        # the raw draws only: apply_strong turns them into ops and levels, once for a whole cohort
         shape = (num_ops, n)
-        ops = torch.randint(0, len(STRONG_OPS), shape, generator=generator, device=device)
-        applied = torch.rand(shape, generator=generator, device=device) < 0.5
-        draws["ops"] = torch.where(applied, ops, _OP['identity'])
+        draws["ops"] = torch.randint(0, len(STRONG_OPS), shape, generator=generator, device=device)
+        draws["applied_u"] = torch.rand(shape, generator=generator, device=device)      # op applied when < 0.5
         if magnitude:
-            mags = torch.randint(1, magnitude + 1, shape, generator=generator, device=device)
+            draws["mags"] = torch.randint(1, magnitude + 1, shape, generator=generator, device=device)
         else:
-            mags = torch.zeros(shape, dtype=torch.long, device=device)
-        signs = torch.where(torch.rand(shape, generator=generator, device=device) < 0.5, -1.0, 1.0)
-        draws["levels"] = signs * mags / 10
+            draws["mags"] = torch.zeros(shape, dtype=torch.long, device=device)
+        draws["sign_u"] = torch.rand(shape, generator=generator, device=device)         # level negative when < 0.5
     h, w = size
     hi, lo = int(cutout * min(h, w)), int(cutout * min(h, w) * 0.5)
     if cutout > 0 and hi > 0:
@@ -477,12 +477,17 @@ def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops
     if y.shape[0] == 0:
         return y
     if "ops" in draws:
+        ops = torch.where(draws["applied_u"] < 0.5, draws["ops"], _OP['identity'])
+        levels = torch.where(draws["sign_u"] < 0.5, -1.0, 1.0) * draws["mags"] / 10
         for k in range(num_ops):
-            y = _apply_ops(y, draws["ops"][k], draws["levels"][k])
+            y = _apply_ops(y, ops[k], levels[k])
     y = _cutout(y, draws)
     return y.clamp(0, 1)
 
 
 def concat_draws(draws: list[dict[str, Tensor]]) -> dict[str, Tensor]:
-    """Several batches' draws as one batch's: along the samples (`ops`, `levels`: their second dim)."""
-    return {k: torch.cat([d[k] for d in draws], dim=1 if k in ("ops", "levels") else 0) for k in draws[0]}
+    """Several batches' draws as one batch's: along the samples (the per-op draws, [num_ops, n]: their second dim)."""
+    return {k: torch.cat([d[k] for d in draws], dim=1 if k in _PER_OP else 0) for k in draws[0]}
+
+
+_PER_OP = ("ops", "applied_u", "mags", "sign_u")

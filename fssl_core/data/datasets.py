@@ -16,6 +16,8 @@ place (index or copy them instead). `clear_cache()` drops the cache.
 
 from __future__ import annotations
 
+import functools
+
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -84,6 +86,13 @@ def shape_of(name: str) -> Shape:
     return Shape(len(spec.mean), spec.image_size, spec.num_classes, spec.num_train, spec.num_test)
 
 
+@functools.lru_cache(maxsize=None)
+def _per_channel(values: tuple[float, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
+    """A per-channel constant as a [C, 1, 1] tensor, made once per dtype and device (normalize runs
+    every step; the tensor is only read)."""
+    return torch.tensor(values, dtype=dtype, device=device).view(-1, 1, 1)
+
+
 @dataclass(frozen=True, eq=False)
 class ImageData:
     """One data set's train and test split as device tensors.
@@ -125,9 +134,7 @@ class ImageData:
         if x.ndim < 3 or x.shape[-3] != len(self.mean):
             raise ValueError(f'ImageData.normalize: x of shape {tuple(x.shape)} must be '
                              f'[..., {len(self.mean)}, H, W] for {self.name}')
-        mean = torch.tensor(self.mean, dtype=x.dtype, device=x.device).view(-1, 1, 1)
-        std = torch.tensor(self.std, dtype=x.dtype, device=x.device).view(-1, 1, 1)
-        return (x - mean) / std
+        return (x - _per_channel(tuple(self.mean), x.dtype, x.device)) / _per_channel(tuple(self.std), x.dtype, x.device)
 
     def __repr__(self):
         return (f'ImageData({self.name!r}, train {tuple(self.train_x.shape)}, '
