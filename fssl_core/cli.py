@@ -114,6 +114,12 @@ def cmd_bench(args) -> None:
     bench_main(_pairs(args.pairs))
 
 
+def cmd_fingerprint(args) -> None:
+    from .fingerprint import main as fingerprint_main
+    raise SystemExit(fingerprint_main(out=args.out, against=args.against,
+                                      cases=args.cases.split(",") if args.cases else None))
+
+
 def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
     try:
@@ -155,6 +161,13 @@ def main(argv: list[str] | None = None) -> int:
                     "See fssl_core/bench.py.")
     bench.add_argument("pairs", nargs="*", metavar="key=value")
     bench.set_defaults(func=cmd_bench)
+    fp = sub.add_parser(
+        "fingerprint", help="hash what short cohort runs compute: before and after a speed change, on one machine, "
+                            "it says whether the change kept every float (see fssl_core/fingerprint.py)")
+    fp.add_argument("--out", default=None, help="write the digests to this JSON file")
+    fp.add_argument("--against", default=None, help="compare with digests written earlier by --out (exit 1 if any differs)")
+    fp.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
+    fp.set_defaults(func=cmd_fingerprint)
     rep = sub.add_parser("reproduce", help="plan and train the notebooks' runs, execute the notebooks with papermill, "
                                            "write the report")
     rep.add_argument("--profile", default="headline", choices=tuple(PROFILES),
