@@ -104,3 +104,17 @@ def test_the_authors_mnist_network_is_table_1s_plus_their_dropout():
     assert torch.equal(per_channel.amin(2), per_channel.amax(2)) and set(maps.unique().tolist()) == {0.0, 2.0}
     assert 0.3 < (maps[:, :, 0, 0] == 0).float().mean() < 0.7
     assert set(flat.unique().tolist()) == {0.0, 2.0} and 0.3 < (flat == 0).float().mean() < 0.7
+
+
+def test_the_cifar_cnn_runs_channels_last_on_the_cpu_with_nchw_values():
+    """CNNCifar converts its input to channels_last on the CPU (1.13× a training step); the values are
+    NCHW's up to float rounding, and the layout does not leak into the features' order."""
+    torch.manual_seed(0)
+    model = build_model("cnn_cifar", num_classes=10, in_channels=3).eval()
+    x = torch.rand(4, 3, 32, 32)
+    with torch.no_grad():
+        got = model(x)
+        want = model.classifier(model.body(x))        # the same layers on the NCHW input
+    assert got.shape == (4, 10)
+    assert torch.allclose(got, want, atol=1e-5, rtol=1e-4)
+    assert type(model).revision == 1                   # the floats changed: runs get a new identity

@@ -2,9 +2,18 @@
 5,852,170 parameters. Convolutions use padding 1, so 32×32 inputs reach the 256·4·4 = 4096
 features Table 1's first linear layer takes. Dropout draws its masks from the training party's
 random stream (models/dropout.py), so cohort = sequential and a resumed run = an uninterrupted one.
+
+On the CPU the images enter the network in channels_last: the convolutions, BatchNorm and pooling
+then run oneDNN's channels_last kernels, a training step 1.13× faster than in NCHW (10 clients × 10
+images, forward and backward, one thread, 2026-11-25; 575 → 510 ms). The floats differ from NCHW's
+in the last bits (logits by ~6e-9), hence revision 1. Measured at the same time and not taken: the
+round's clients vmapped (0.68× the sequential trainer) or written out as one grouped channels_last
+convolution per layer, as the MNIST CNN is (0.80×): at 32 to 256 channels a client's convolutions
+are already large GEMMs, so stacking clients adds copies and no speed; the sequential trainer stays.
 """
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from .base import Network
@@ -14,6 +23,7 @@ from .pooling import MaxPool2x2
 
 class CNNCifar(Network):
     image_size = 32      # the first linear layer takes 256·4·4 features
+    revision = 1         # 1: channels_last on the CPU (was: NCHW)
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
@@ -31,4 +41,6 @@ class CNNCifar(Network):
         )
 
     def features(self, x: Tensor) -> Tensor:
+        if x.device.type == "cpu" and x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
         return self.body(x)
