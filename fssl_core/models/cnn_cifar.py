@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
+from torch._C._functorch import is_batchedtensor
 
 from .base import Network
 from .dropout import PartyDropout
@@ -41,6 +42,6 @@ class CNNCifar(Network):
         )
 
     def features(self, x: Tensor) -> Tensor:
-        if x.device.type == "cpu" and x.dim() == 4:
+        if x.device.type == "cpu" and x.dim() == 4 and not is_batchedtensor(x):   # vmap has no channels_last
             x = x.contiguous(memory_format=torch.channels_last)
         return self.body(x)
