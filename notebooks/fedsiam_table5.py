@@ -270,7 +270,7 @@ fedsiam.fedsiam_d_vs_authors_baselines(pd.concat([paper_protocol, results]),
 # Here, in the IID column, FedAvg with the authors' optimiser, FedFixMatch as the authors compute it (one
 # run serving their FedFixMatch and FedMatch rows, as above) and FedSiam-D each run once more on that
 # network (`cnn_mnist_authors`); at the paper profile also the Non-IID rows that no other measurement
-# brought within 1.5 points of the paper (`fedsiam.AUTHORS_NETWORK_SCOPE`: FedSiam-D Non-IID-II,
+# brought within 1.5 points of the paper (`fedsiam.AUTHORS_NETWORK_SCOPE`: FedSiam-Π and -D Non-IID-II,
 # FedSiam-Π and FedFixMatch Non-IID-III), and FedFixMatch in every γ = 0.15 and 0.20 column. The difference
 # to the row above each is the network's share of the distance to the paper (`at_authors_network` below).
 # FedSem's row there (Non-IID-II, every γ) is their whole FedSem computation: their optimiser and
