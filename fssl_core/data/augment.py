@@ -471,7 +471,7 @@ def draw_strong(n: int, size: tuple[int, int], generator: torch.Generator, spec:
 
 def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops: int = 2) -> Tensor:
     """`strong_augment` with its random choices given (`draw_strong`, concatenated over any number of
-    batches along the sample dimension — `ops` and `levels` along their second: one call then
+    batches along the sample dimension — the per-op draws (`_PER_OP`) along their second: one call then
     augments a whole cohort's batches)."""
     y = apply_crop_flip(x, draws, spec)
     if y.shape[0] == 0:
@@ -485,9 +485,9 @@ def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops
     return y.clamp(0, 1)
 
 
+_PER_OP = ("ops", "applied_u", "mags", "sign_u")     # draw_strong's draws of shape [num_ops, n]
+
+
 def concat_draws(draws: list[dict[str, Tensor]]) -> dict[str, Tensor]:
-    """Several batches' draws as one batch's: along the samples (the per-op draws, [num_ops, n]: their second dim)."""
+    """Several batches' draws as one batch's: along the samples (the per-op draws: their second dim)."""
     return {k: torch.cat([d[k] for d in draws], dim=1 if k in _PER_OP else 0) for k in draws[0]}
-
-
-_PER_OP = ("ops", "applied_u", "mags", "sign_u")

@@ -17,7 +17,6 @@ place (index or copy them instead). `clear_cache()` drops the cache.
 from __future__ import annotations
 
 import functools
-
 import importlib.util
 import os
 from dataclasses import dataclass
