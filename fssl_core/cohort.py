@@ -10,11 +10,13 @@ weight decay act on the stacked tensors, per client.
 
 Exactness, and how it is kept:
 - Each client draws its batches from its own `batches(...)` stream and generator, as sequentially.
-- Inside the vmapped loss a batch part's views (plain, weak, strong, ...) are computed per client
-  with that client's generator, in the order the loss asks for them (the same code runs), then
-  stacked and picked by the vmapped client id; vmap runs with randomness="same", under which an
-  unbatched random op draws from its generator exactly as outside vmap. Dropout masks are drawn
-  the same way, from each client's generator (models/dropout.py).
+- Inside the vmapped loss a batch part's views (plain, weak, strong, ...) are made for all clients
+  at once: each client's random choices drawn from its own generator in the order the loss asks for
+  them, then one augmentation call per kind over every client's images (`Batch.views` asks for
+  several at once, so FedSiam's four weak views are one call), stacked and picked by the vmapped
+  client id; vmap runs with randomness="same", under which an unbatched random op draws from its
+  generator exactly as outside vmap. Dropout masks are drawn the same way, from each client's
+  generator (models/dropout.py).
 - Clients with unequal sizes: at each step the active clients are grouped by (labeled batch,
   unlabeled batch, steps this round); a group smaller than the cohort gathers its clients' tensors
   and scatters the update back. A client that has finished takes no step.
@@ -33,11 +35,14 @@ import torch
 from torch import Tensor
 from torch.func import vmap
 
-from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches
+from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches, check_view_requests
 from .data.augment import apply_strong, apply_weak, concat_draws, draw_strong, draw_weak
 from .models.dropout import cohort_stream
 from .models.grouped import grouped
 from .training import SGD, AfterStepFn, LossFn, Nets, Step, parameter_names, step_means
+
+
+_KIND = {"plain": "plain", "weak": "weak", "weak2": "weak", "strong": "strong"}
 
 
 class _CohortPart:
@@ -60,45 +65,39 @@ class _CohortPart:
     def _picked(self, name: str) -> Tensor:
         return self._stacked[name].index_select(0, self._ids.unsqueeze(0)).squeeze(0)
 
-    def _batched(self, name: str, kind: str) -> Tensor:
-        """A plain, weak or strong view made in one call for the whole group: each client's random
-        choices are drawn from its own generator (as `BatchPart.weak` / `.strong` would, in the same
-        order), then applied to all the group's images at once."""
-        if name not in self._stacked:
-            images = self._parts[0].images
-            x = images.x[torch.cat([p.idx for p in self._parts])]
-            if kind == "weak":
-                draws = [draw_weak(len(p), x.shape[1], p.generator, images.augment) for p in self._parts]
-                x = apply_weak(x, concat_draws(draws), images.augment)
-            elif kind == "strong":
-                draws = [draw_strong(len(p), x.shape[2:], p.generator, images.augment) for p in self._parts]
-                x = apply_strong(x, concat_draws(draws), images.augment)
-            x = images.normalize(x)
-            self._stacked[name] = x.view(len(self._parts), -1, *x.shape[1:])
+    def _view(self, name: str) -> Tensor:
+        _make_views([(self, name)])
         return self._picked(name)
 
     def plain(self) -> Tensor:
-        return self._batched("plain", "plain")
+        return self._view("plain")
 
     def weak(self) -> Tensor:
-        return self._batched("weak", "weak")
+        return self._view("weak")
 
     def weak2(self) -> Tensor:
-        return self._batched("weak2", "weak")
+        return self._view("weak2")
 
     def strong(self) -> Tensor:
-        return self._batched("strong", "strong")
+        return self._view("strong")
 
     def transformed(self, name: str, transform) -> Tensor:
         return self._pick(f"t:{name}", lambda p: p.transformed(name, transform))
 
+    def _labels(self, name: str) -> Tensor:
+        """The group's labels [clients, n] in one gather (what each part's `y` or `hidden_labels` reads)."""
+        if name not in self._stacked:
+            y = self._parts[0].images.y
+            self._stacked[name] = y[torch.cat([p.idx for p in self._parts])].view(len(self._parts), len(self))
+        return self._picked(name)
+
     @property
     def y(self) -> Tensor:
-        return self._pick("y", lambda p: p.y)
+        return self._labels("y")
 
     @property
     def hidden_labels(self) -> Tensor:
-        return self._pick("hidden", lambda p: p.hidden_labels)
+        return self._labels("hidden")
 
     @property
     def generator(self):
@@ -109,6 +108,55 @@ class _CohortPart:
     def pos(self):
         raise RuntimeError("cohort trainer: per-party tensors indexed by `pos` are not supported; "
                            "set the algorithm's `cohort = False`")
+
+
+class _CohortBatch(Batch):
+    def views(self, *requests: tuple[str, str]) -> list[Tensor]:
+        check_view_requests(requests)
+        _make_views([(getattr(self, part), name) for part, name in requests])
+        return [getattr(self, part)._picked(name) for part, name in requests]
+
+
+def _make_views(requests: list[tuple[_CohortPart, str]]) -> None:
+    """Make the requested views (plain, weak, weak2, strong) of a group's parts, for all its clients
+    at once: each client's random choices are drawn from its own generator, request after request
+    in the order given (as `BatchPart` would draw them asked one after the other), then every view
+    of one kind is made in one call over all the group's images."""
+    todo: list[tuple[_CohortPart, str]] = []
+    for part, name in requests:
+        if name not in part._stacked and (part, name) not in todo:
+            todo.append((part, name))
+    if not todo:
+        return
+    images = todo[0][0]._parts[0].images
+    idx: dict[str, list[Tensor]] = {}
+    draws: dict[str, list[dict[str, Tensor]]] = {}
+    made: dict[str, list[tuple[_CohortPart, str]]] = {}
+    for part, name in todo:
+        kind = _KIND[name]
+        if not len(part):          # nothing to draw (as BatchPart's: no sample, no draw)
+            part._stacked[name] = images.normalize(images.x[:0]).unsqueeze(0).expand(len(part._parts), -1, -1, -1, -1)
+            continue
+        made.setdefault(kind, []).append((part, name))
+        idx.setdefault(kind, []).extend(p.idx for p in part._parts)
+        if kind == "weak":
+            draws.setdefault(kind, []).extend(draw_weak(len(p), images.x.shape[1], p.generator, images.augment)
+                                              for p in part._parts)
+        elif kind == "strong":
+            draws.setdefault(kind, []).extend(draw_strong(len(p), images.x.shape[2:], p.generator, images.augment)
+                                              for p in part._parts)
+    for kind, parts in made.items():
+        x = images.x[torch.cat(idx[kind])]
+        if kind == "weak":
+            x = apply_weak(x, concat_draws(draws[kind]), images.augment)
+        elif kind == "strong":
+            x = apply_strong(x, concat_draws(draws[kind]), images.augment)
+        x = images.normalize(x)
+        start = 0
+        for part, name in parts:      # rows: request by request, client by client
+            rows = len(part._parts) * len(part)
+            part._stacked[name] = x[start:start + rows].view(len(part._parts), len(part), *x.shape[1:])
+            start += rows
 
 
 def stack_nets(per_client: list[Nets]) -> Nets:
@@ -169,7 +217,7 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
                 nets_c = {**others_c, **{role: {**buffers_c[role], **train_c[role]} for role in trainable}}
                 step_c = step if shared else replace(step, participation=clock_c)
                 with cohort_stream([generators[c] for c in members], ids):
-                    loss, stats = loss_fn(nets_c, Batch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step_c)
+                    loss, stats = loss_fn(nets_c, _CohortBatch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step_c)
                 return loss, {k: v.detach() for k, v in stats.items()}
 
             ids = torch.arange(len(members), device=device)

@@ -12,8 +12,8 @@ an algorithm's `revision`).
 
 Each case trains 6 rounds of FedSiam's Table 2 protocol at one local epoch (rounds 4-6 past FedSiam's
 α = 0 phase, round 2's labeled repeats, dropout in the authors' network, strong views for FixMatch and
-FedMatch) on real MNIST, one CPU thread, and hashes the final state and every round's metrics but the
-timings. About 40 s on one core.
+FedMatch, FedSem's pseudo-label phase, FedCon with labels at the server) on real MNIST, one CPU thread, and hashes the final state and every round's metrics but the
+timings. About a minute on one core.
 """
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ CASES: dict[str, dict[str, Any]] = {
     "fedsiam_d_sequential": dict(algorithm="fedsiam_d", trainer="sequential"),
     "fedfixmatch": dict(algorithm="fedfixmatch"),
     "fedmatch": dict(algorithm="fedmatch", momentum=0.0),
+    "fedsem": dict(algorithm="fedsem", rounds=6, fedsem_phase1_fraction=0.5),      # rounds 4-6: pseudo-labels
+    "fedsiam_nosiam_authors": dict(algorithm="fedsiam_nosiam", model="cnn_mnist_authors"),   # views, masks, views
+    "fedcon": dict(algorithm="fedcon", partition="server_dirichlet", rich_clients=10, server_labeled=600,
+                   dirichlet_alpha=10.0),
 }
 TIMINGS = ("seconds", "time")      # metric names holding wall-clock figures: not part of what a run computes
 

@@ -12,7 +12,6 @@ import functools
 import glob
 import io
 import math
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path

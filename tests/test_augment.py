@@ -269,3 +269,16 @@ def test_the_authors_labels_at_server_view_flips_digits_and_translates_by_up_to_
     mirrored = (cols - (27 - 10)).abs() <= 3
     assert 0.4 < mirrored.float().mean() < 0.6           # half the digits flipped
     assert ((cols - 10).abs() <= 3)[~mirrored].all()
+
+
+def test_the_crop_offsets_drawn_in_one_call_equal_rows_then_columns_drawn_apart():
+    # draw_crop_flip draws rows and columns in one CPU call: mt19937 gives each element one 32-bit
+    # draw in order, so the first n values are the rows' call and the next n the columns'
+    from fssl_core.data.augment import draw_crop_flip
+    for n in (1, 7, 40):
+        draws = draw_crop_flip(n, gen(3), SPEC)
+        g = gen(3)
+        rows = torch.randint(0, 2 * SPEC.pad + 1, (n, 1), generator=g)
+        cols = torch.randint(0, 2 * SPEC.pad + 1, (n, 1), generator=g)
+        flip = torch.rand(n, generator=g) < 0.5
+        assert torch.equal(draws["row"], rows) and torch.equal(draws["col"], cols) and torch.equal(draws["flip"], flip)

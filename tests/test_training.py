@@ -1,7 +1,8 @@
+import pytest
 import torch
 from torch import nn
 
-from fssl_core.batches import DataView, Plan, TrainImages, batches
+from fssl_core.batches import Batch, DataView, Plan, TrainImages, batches
 from fssl_core.data.augment import AugmentSpec
 from fssl_core.training import SGD
 
@@ -59,3 +60,43 @@ def test_same_generator_seed_gives_the_same_batches():
 def test_no_labeled_data_means_no_steps_for_a_labeled_plan():
     view = DataView(torch.arange(0), torch.arange(10))
     assert Plan(epochs=5, labeled_batch=10).steps(view) == 0
+
+
+def _parts(images: TrainImages, clients: int, seed: int):
+    """Each client's first batch (labeled 2, unlabeled 5) from its own generator."""
+    view = DataView(labeled=torch.arange(0, 6), unlabeled=torch.arange(6, 40))
+    plan = Plan(epochs=1, labeled_batch=2, unlabeled_batch=5)
+    return [next(batches(images, view, plan, torch.Generator().manual_seed(seed + c))) for c in range(clients)]
+
+
+def test_a_cohorts_views_made_together_equal_each_clients_views_asked_one_after_the_other():
+    # the cohort trainer draws every requested view of every client (each from its own generator, in
+    # the order asked) and augments each kind in one call: the same floats as BatchPart's, view by view
+    from fssl_core.cohort import _CohortPart, _make_views
+    torch.manual_seed(0)
+    images = TrainImages(torch.rand(40, 1, 28, 28), torch.arange(40) % 10, lambda t: (t - 0.1) / 0.3,
+                         AugmentSpec(flip=True, pad=2))
+    requests = (("unlabeled", "strong"), ("labeled", "weak"), ("unlabeled", "weak"), ("labeled", "weak2"),
+                ("labeled", "plain"), ("labeled", "weak"))                  # strong first: the order across kinds counts
+    own = [Batch.views(b, *requests) for b in _parts(images, 3, seed=5)]
+    parts = _parts(images, 3, seed=5)
+    cohort = {"labeled": _CohortPart([b.labeled for b in parts], torch.arange(3)),
+              "unlabeled": _CohortPart([b.unlabeled for b in parts], torch.arange(3))}
+    _make_views([(cohort[part], view) for part, view in requests])
+    for i, (part, view) in enumerate(requests):
+        stacked = cohort[part]._stacked[view]
+        for c in range(3):
+            assert torch.equal(stacked[c], own[c][i]), (part, view, c)
+    # the same requests again draw nothing (the views made are kept), as BatchPart's cache
+    state = [b.labeled.generator.get_state() for b in parts]
+    _make_views([(cohort[part], view) for part, view in requests])
+    assert all(torch.equal(s, b.labeled.generator.get_state()) for s, b in zip(state, parts))
+
+
+def test_batch_views_names_a_bad_request():
+    images = _images(40)
+    batch = _parts(images, 1, seed=0)[0]
+    with pytest.raises(ValueError, match=r"request \('labeled', 'blurred'\)"):
+        batch.views(("labeled", "blurred"))
+    with pytest.raises(ValueError, match=r"request \('server', 'weak'\)"):
+        batch.views(("server", "weak"))

@@ -32,6 +32,7 @@ from torch.func import functional_call
 from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..batches import Batch, DataView, Plan, TrainImages
 from ..config import RunConfig, server_sgd_of
+from ..models import grouped
 from ..training import Nets, Step, Tensors
 
 State = dict[str, Any]
@@ -65,7 +66,10 @@ class Context:
 
         In train mode BatchNorm layers update the running statistics held in `tensors`.
         """
-        self.model.train(train)
+        if self.model.training != train:
+            self.model.train(train)
+        if self.model.grouped_op is not None and grouped.active():
+            return self.model.grouped_forward(tensors, x, embed)
         return functional_call(self.model, tensors, (x,), {"embed": True} if embed else None)
 
     @torch.no_grad()

@@ -129,12 +129,11 @@ class FedCon(Algorithm):
         return torch.func.functional_call(self.ctx.model, tensors, (x,), {"features_only": True})
 
     def loss(self, nets: Nets, batch: Batch, step: Step):
-        u = batch.unlabeled
-        v = torch.cat([u.weak(), u.weak2()])
+        v = torch.cat(batch.views(("unlabeled", "weak"), ("unlabeled", "weak2")))
         online = predictor(nets["predictor"], self.features(nets["model"], v))
         with torch.no_grad():
             target = self.features(nets["target"], v)
-        n = len(u)
+        n = len(batch.unlabeled)
         loss = byol_loss(online[:n], target[n:]) + byol_loss(online[n:], target[:n])
         return loss, {"byol_loss": loss.detach()}
 

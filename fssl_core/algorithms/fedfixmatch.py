@@ -118,7 +118,7 @@ class FedFixMatch(Algorithm):
     def loss(self, nets: Nets, batch: Batch, step: Step):
         labeled, unlabeled = batch.labeled, batch.unlabeled
         n_l, n_u = len(labeled), len(unlabeled)
-        parts = ([labeled.weak()] if n_l else []) + ([unlabeled.weak(), unlabeled.strong()] if n_u else [])
+        parts = batch.views(("labeled", "weak"), ("unlabeled", "weak"), ("unlabeled", "strong"))
         logits = self.ctx.apply(nets["model"], torch.cat(parts))    # one joint batch, as FixMatch
         logits_l, logits_w, logits_s = logits[:n_l], logits[n_l:n_l + n_u], logits[n_l + n_u:]
         # labeled term: CE on weakly augmented labeled samples (FixMatch Eq. 2)

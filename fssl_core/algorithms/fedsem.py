@@ -141,7 +141,7 @@ class FedSem(Algorithm):
             return self.supervised_loss(nets, batch, step)
         with torch.no_grad():    # ŷ = argmax f_θ*(u): the frozen phase-1 model, no threshold
             pseudo = self.ctx.apply(nets["labeler"], unlabeled.plain(), train=False).argmax(1)
-        x = torch.cat([labeled.weak(), unlabeled.weak()]) if n_l else unlabeled.weak()
+        x = torch.cat(batch.views(("labeled", "weak"), ("unlabeled", "weak")))
         per_sample = F.cross_entropy(self.ctx.apply(nets["model"], x), torch.cat([labeled.y, pseudo]),
                                      reduction="none")
         ce_l, ce_u = per_sample[:n_l], per_sample[n_l:]

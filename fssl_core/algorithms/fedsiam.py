@@ -119,14 +119,6 @@ def parameter_layers(model: torch.nn.Module) -> list[list[str]]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _views(part: BatchPart, view: str) -> Tensor | None:
-    return getattr(part, view)() if len(part) else None
-
-
-def _cat(*tensors: Tensor | None) -> Tensor:
-    return torch.cat([t for t in tensors if t is not None])
-
-
 def ema_alpha(steps_seen: int | Tensor, alpha_max: float) -> float | Tensor:
     """α^k = min(1 − 1/(q + 1), α_max) at the client's q-th SGD step (Mean Teacher's ramp, Eq. 9);
     a tensor of per-client step counts gives a tensor."""
@@ -240,10 +232,11 @@ class FedSiam(Algorithm):
         return mixed_plan(self.cfg, view)
 
     def loss(self, nets: Nets, batch: Batch, step: Step):
-        labeled, unlabeled = batch.labeled, batch.unlabeled
+        labeled = batch.labeled
         # two perturbations η, η' of every sample: the online net sees one, the target the other
-        x_online = _cat(_views(labeled, "weak"), _views(unlabeled, "weak"))
-        x_target = _cat(_views(labeled, "weak2"), _views(unlabeled, "weak2"))
+        l1, u1, l2, u2 = batch.views(("labeled", "weak"), ("unlabeled", "weak"), ("labeled", "weak2"),
+                                     ("unlabeled", "weak2"))
+        x_online, x_target = torch.cat([l1, u1]), torch.cat([l2, u2])
         logits = self.ctx.apply(nets["online"], x_online)
         with torch.no_grad():     # stop-gradient: the target net learns only through Eq. 9
             target_logits = self.ctx.apply(nets["target"], x_target)
@@ -312,10 +305,10 @@ class FedSiamNoSiam(FedSiam):
         return {"online": clone(payload["online"])}
 
     def loss(self, nets: Nets, batch: Batch, step: Step):
-        labeled, unlabeled = batch.labeled, batch.unlabeled
-        logits = self.ctx.apply(nets["online"], _cat(_views(labeled, "weak"), _views(unlabeled, "weak")))
-        other = self.ctx.apply(nets["online"], _cat(_views(labeled, "weak2"), _views(unlabeled, "weak2")))
-        return self.objective(logits, other, labeled, step)
+        # the second pair of views is drawn after the first forward, whose dropout (the authors' network) draws too
+        logits = self.ctx.apply(nets["online"], torch.cat(batch.views(("labeled", "weak"), ("unlabeled", "weak"))))
+        other = self.ctx.apply(nets["online"], torch.cat(batch.views(("labeled", "weak2"), ("unlabeled", "weak2"))))
+        return self.objective(logits, other, batch.labeled, step)
 
     def after_step(self, nets: Nets, step: Step) -> None:
         pass

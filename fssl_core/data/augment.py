@@ -138,7 +138,12 @@ def draw_crop_flip(n: int, generator: torch.Generator, spec: AugmentSpec) -> dic
     draws: dict[str, Tensor] = {}
     if n == 0 or (spec.pad == 0 and not spec.flip):
         return draws
-    if spec.pad:
+    if spec.pad and generator.device.type == "cpu":
+        # the rows' n draws, then the columns' n, in one call: the CPU generator (mt19937) gives each
+        # element of a randint one 32-bit draw, in order, so one call of 2n equals two calls of n
+        # (tests/test_augment.py). CUDA's Philox generator advances per call, so there the two calls stay.
+        draws["row"], draws["col"] = torch.randint(0, 2 * spec.pad + 1, (2, n, 1), generator=generator)
+    elif spec.pad:
         draws["row"] = torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=generator.device)
         draws["col"] = torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=generator.device)
     if spec.flip:

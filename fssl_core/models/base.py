@@ -7,6 +7,9 @@ algorithm calls a network through `functional_call` either way without knowing i
 """
 from __future__ import annotations
 
+import functools
+
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from . import grouped
@@ -41,10 +44,28 @@ class Network(nn.Module):
             h = self.features(x)
         if features_only:          # the backbone's output (FedCon's BYOL works on it)
             return h
-        logits = self.classifier(h)
+        return self._heads(h, embed, self.classifier.weight, self.classifier.bias,
+                           *((self.projection.weight, self.projection.bias) if self.projection is not None else ()))
+
+    def _heads(self, h: Tensor, embed: bool, *weights: Tensor):
+        """Logits, or (logits, embedding): the linear heads on the features (nn.Linear's F.linear)."""
+        logits = F.linear(h, weights[0], weights[1])
         if not embed:
             return logits
-        if self.projection is None:
+        if len(weights) < 4:
             raise ValueError("forward(embed=True): this network was built without a projection head "
                              "(build_model(..., projection_dim=None))")
-        return logits, self.projection(h)
+        return logits, F.linear(h, weights[2], weights[3])
+
+    def grouped_forward(self, tensors: dict[str, Tensor], x: Tensor, embed: bool = False):
+        """`functional_call(self, tensors, (x,))` inside a cohort step, for a network with a grouped
+        formulation: the same ops on the same tensors, without functional_call's swapping of every
+        parameter into the module and back (an MNIST FedAvg cohort round 2% faster, rounds
+        interleaved in one process, one thread, 2026-11-25)."""
+        names = self._feature_names
+        heads = [tensors[f"{head}{kind}"] for head in HEADS if f"{head}weight" in tensors for kind in ("weight", "bias")]
+        return self._heads(self.grouped_op([tensors[n] for n in names], x, self.training), embed, *heads)
+
+    @functools.cached_property
+    def _feature_names(self) -> list[str]:
+        return [n for n, _ in self.named_parameters() if not n.startswith(HEADS)]
