@@ -33,6 +33,7 @@ from typing import Callable
 
 import torch
 from torch import Tensor
+from torch._C._functorch import _add_batch_dim, maybe_current_level
 from torch.func import vmap
 
 from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches, check_view_requests
@@ -47,11 +48,11 @@ _KIND = {"plain": "plain", "weak": "weak", "weak2": "weak", "strong": "strong"}
 
 class _CohortPart:
     """One part (labeled or unlabeled) of a group's step, as the vmapped loss sees it: per-client
-    batch parts whose views are computed for all clients at once, stacked, and picked by the
-    vmapped id."""
+    batch parts whose views are computed for all clients at once and stacked, each client seeing its
+    own row."""
 
-    def __init__(self, parts: list[BatchPart], ids: Tensor):
-        self._parts, self._ids = parts, ids
+    def __init__(self, parts: list[BatchPart]):
+        self._parts = parts
         self._stacked: dict[str, Tensor] = {}
 
     def __len__(self) -> int:
@@ -63,7 +64,9 @@ class _CohortPart:
         return self._picked(name)
 
     def _picked(self, name: str) -> Tensor:
-        return self._stacked[name].index_select(0, self._ids.unsqueeze(0)).squeeze(0)
+        """Each vmapped client's row of a stacked view: the stacked tensor handed into vmap as batched
+        along its first dimension (the group's clients in vmap's order), no copy."""
+        return _add_batch_dim(self._stacked[name], 0, maybe_current_level())
 
     def _view(self, name: str) -> Tensor:
         _make_views([(self, name)])
@@ -217,7 +220,7 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
                 nets_c = {**others_c, **{role: {**buffers_c[role], **train_c[role]} for role in trainable}}
                 step_c = step if shared else replace(step, participation=clock_c)
                 with cohort_stream([generators[c] for c in members], ids):
-                    loss, stats = loss_fn(nets_c, _CohortBatch(_CohortPart(parts_l, ids), _CohortPart(parts_u, ids)), step_c)
+                    loss, stats = loss_fn(nets_c, _CohortBatch(_CohortPart(parts_l), _CohortPart(parts_u)), step_c)
                 return loss, {k: v.detach() for k, v in stats.items()}
 
             ids = torch.arange(len(members), device=device)

@@ -80,8 +80,7 @@ def test_a_cohorts_views_made_together_equal_each_clients_views_asked_one_after_
                 ("labeled", "plain"), ("labeled", "weak"))                  # strong first: the order across kinds counts
     own = [Batch.views(b, *requests) for b in _parts(images, 3, seed=5)]
     parts = _parts(images, 3, seed=5)
-    cohort = {"labeled": _CohortPart([b.labeled for b in parts], torch.arange(3)),
-              "unlabeled": _CohortPart([b.unlabeled for b in parts], torch.arange(3))}
+    cohort = {"labeled": _CohortPart([b.labeled for b in parts]), "unlabeled": _CohortPart([b.unlabeled for b in parts])}
     _make_views([(cohort[part], view) for part, view in requests])
     for i, (part, view) in enumerate(requests):
         stacked = cohort[part]._stacked[view]
