@@ -24,8 +24,10 @@ one CPU thread; 8192² on a GPU), and the cohort's achieved GFLOP/s is printed a
 a ratio of two figures taken under the same load. Beside it, the case's network alone (forward and
 backward at one cohort step's shapes, nothing around it: `network_alone`) as a percentage of the same
 peak: what the convolution and matmul kernels themselves deliver at these small shapes, the ceiling of
-the cohort's percentage (measured 2026-11-24 on the MNIST CNN, 10 clients × 10 images: 31-35%, its
-conv1, one input channel and ten outputs, running at a sixth of the peak).
+the cohort's percentage (measured 2026-11-25 on the MNIST CNN, 10 clients × 10 images, idle: 53-59%;
+the convolutions' forward kernels alone run at 90-110% of the sgemm rate, conv2's input gradient at
+about 65%, and what the network alone loses beyond them is vmap's and autograd's dispatch of its
+small ops).
 The FLOPs of a round are counted, not estimated: one sequential round under
 `torch.utils.flop_counter.FlopCounterMode` (convolutions and matmuls, forward and backward). The
 cohort's achieved TFLOP/s is printed on every device; on CUDA beside the device's FP32 peak, with
@@ -34,8 +36,10 @@ the round's FLOP floor (its FLOPs at that peak) and how far above it the cohort 
 from __future__ import annotations
 
 import copy
+import os
 import statistics
 import time
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -411,11 +415,22 @@ def markdown(rows: list[dict]) -> str:
 README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux: /proc/cpuinfo), else what `platform` knows."""
+    import platform
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def readme_block(rows: list[dict], device: str, options: str = "") -> str:
     """The measured table for the README, with what produced it (`options`: the command's other key=value)."""
-    import platform
     machine = (torch.cuda.get_device_name() if device == "cuda"
-               else f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} thread(s)")
+               else f"{cpu_name()} ({os.cpu_count()} cores), {torch.get_num_threads()} thread(s)")
     command = " ".join(["python -m fssl_core bench", f"device={device}"] + ([options] if options else []))
     return (f"Measured {time.strftime('%Y-%m-%d')} by `{command}` on {machine} "
             f"(torch {torch.__version__}):\n\n{markdown(rows)}\n")
