@@ -279,6 +279,12 @@ def of_peak(flops: float, seconds: float, peak_gflops: float) -> tuple[float, fl
     return round(achieved, 2), round(100 * achieved / peak_gflops, 1)
 
 
+def loop_ratio_ceiling(loop_s: float, network_gflops: float, flops: float) -> float:
+    """The loop ratio a cohort round would reach running all its FLOPs at the network-alone rate (no
+    augmentation, loss, optimiser or batching around the network): the ceiling the kernels put on it."""
+    return round(loop_s / (flops / (network_gflops * 1e9)), 2)
+
+
 def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int, device: torch.device) -> dict[str, float]:
     """The median seconds of a round per trainer, rounds interleaved (round r of each trainer, then
     round r + 1 of each) so that the machine's slow and fast spells fall on all of them alike; the
@@ -331,6 +337,8 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
     row["cohort_gflops"], row["cohort_of_matmul_pct"] = of_peak(flops, row["cohort_s"], row["matmul_gflops"])
     row["network_gflops"], row["network_of_matmul_pct"] = of_peak(network_flops, network_s, row["matmul_gflops"])
+    if "loop_s" in row:
+        row["loop_ratio_ceiling"] = loop_ratio_ceiling(row["loop_s"], row["network_gflops"], flops)
     peak = device_peak_tflops(row["device_name"])
     if peak is not None:
         row["peak_tflops"] = peak
@@ -395,17 +403,19 @@ def plan_line(cases, rounds: int, device: str) -> str:
 
 MARKDOWN_HEAD = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
                  "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor | matmul GFLOP/s (measured) | "
-                 "cohort % of matmul | network alone % of matmul | cohort / reference's cohort |\n" + "|" + "---|" * 14)
+                 "cohort % of matmul | network alone % of matmul | cohort vs loop at the network-alone rate | "
+                 "cohort / reference's cohort |\n" + "|" + "---|" * 15)
 
 
 def markdown_row(r: dict) -> str:
     vs_loop = f"{r['cohort_vs_loop']}×" if "cohort_vs_loop" in r else "n/a"
     floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
     reference = f"{r['cohort_vs_reference']}× ({r['reference']})" if "cohort_vs_reference" in r else "n/a"
+    ceiling = f"{r['loop_ratio_ceiling']}×" if "loop_ratio_ceiling" in r else "n/a"
     return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
             f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
             f"{r['cohort_tflops']} | {floor} | {r.get('matmul_gflops', 'n/a')} | {r.get('cohort_of_matmul_pct', 'n/a')} | "
-            f"{r.get('network_of_matmul_pct', 'n/a')} | {reference} |")
+            f"{r.get('network_of_matmul_pct', 'n/a')} | {ceiling} | {reference} |")
 
 
 def markdown(rows: list[dict]) -> str:
