@@ -281,4 +281,5 @@ def test_the_crop_offsets_drawn_in_one_call_equal_rows_then_columns_drawn_apart(
         rows = torch.randint(0, 2 * SPEC.pad + 1, (n, 1), generator=g)
         cols = torch.randint(0, 2 * SPEC.pad + 1, (n, 1), generator=g)
         flip = torch.rand(n, generator=g) < 0.5
-        assert torch.equal(draws["row"], rows) and torch.equal(draws["col"], cols) and torch.equal(draws["flip"], flip)
+        assert torch.equal(draws["offsets"][0], rows) and torch.equal(draws["offsets"][1], cols)
+        assert torch.equal(draws["flip"], flip)

@@ -138,16 +138,18 @@ def draw_crop_flip(n: int, generator: torch.Generator, spec: AugmentSpec) -> dic
     draws: dict[str, Tensor] = {}
     if n == 0 or (spec.pad == 0 and not spec.flip):
         return draws
-    if spec.pad and generator.device.type == "cpu":
-        # the rows' n draws, then the columns' n, in one call: the CPU generator (mt19937) gives each
-        # element of a randint one 32-bit draw, in order, so one call of 2n equals two calls of n
-        # (tests/test_augment.py). CUDA's Philox generator advances per call, so there the two calls stay.
-        draws["row"], draws["col"] = torch.randint(0, 2 * spec.pad + 1, (2, n, 1), generator=generator)
+    device = generator.device
+    if spec.pad and device.type == "cpu":
+        # "offsets" [2, n, 1]: the rows' n draws, then the columns' n, in one call: the CPU generator
+        # (mt19937) gives each element of a randint one 32-bit draw, in order, so one call of 2n equals
+        # two calls of n (tests/test_augment.py). CUDA's Philox generator advances per call, so there
+        # the two calls stay.
+        draws["offsets"] = torch.randint(0, 2 * spec.pad + 1, (2, n, 1), generator=generator)
     elif spec.pad:
-        draws["row"] = torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=generator.device)
-        draws["col"] = torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=generator.device)
+        draws["offsets"] = torch.stack([torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=device)
+                                        for _ in range(2)])
     if spec.flip:
-        draws["flip"] = torch.rand(n, generator=generator, device=generator.device) < 0.5
+        draws["flip"] = torch.rand(n, generator=generator, device=device) < 0.5
     return draws
 
 
@@ -163,8 +165,8 @@ def apply_crop_flip(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> T
     rows = torch.arange(h, device=x.device).expand(n, h)
     cols = torch.arange(w, device=x.device).expand(n, w)
     if p:
-        rows = rows + draws["row"]
-        cols = cols + draws["col"]
+        rows = rows + draws["offsets"][0]
+        cols = cols + draws["offsets"][1]
     if spec.flip:
         # A flip is reading the crop's columns right to left, so it folds into the same gather.
         cols = torch.where(draws["flip"][:, None], cols.flip(1), cols)
@@ -194,9 +196,10 @@ def draw_weak(n: int, channels: int, generator: torch.Generator, spec: AugmentSp
     draws = draw_crop_flip(n, generator, spec)
     if n and spec.jitter:
         # the contrast factor's uniform draw u; apply_weak makes it 0.8 + 0.4·u, once for a whole cohort
-        draws["factor_u"] = torch.rand(n, generator=generator, device=generator.device)
+        device = generator.device
+        draws["factor_u"] = torch.rand(n, generator=generator, device=device)
         if channels == 3:
-            draws["gray"] = torch.rand(n, generator=generator, device=generator.device) < 0.2
+            draws["gray"] = torch.rand(n, generator=generator, device=device) < 0.2
     return draws
 
 
@@ -476,8 +479,8 @@ def draw_strong(n: int, size: tuple[int, int], generator: torch.Generator, spec:
 
 def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops: int = 2) -> Tensor:
     """`strong_augment` with its random choices given (`draw_strong`, concatenated over any number of
-    batches along the sample dimension — the per-op draws (`_PER_OP`) along their second: one call then
-    augments a whole cohort's batches)."""
+    batches along the sample dimension by `concat_draws`: one call then augments a whole cohort's
+    batches)."""
     y = apply_crop_flip(x, draws, spec)
     if y.shape[0] == 0:
         return y
@@ -490,9 +493,11 @@ def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops
     return y.clamp(0, 1)
 
 
-_PER_OP = ("ops", "applied_u", "mags", "sign_u")     # draw_strong's draws of shape [num_ops, n]
+# draws whose samples run along their second dimension: draw_strong's per-op [num_ops, n] and the crop's [2, n, 1]
+_SAMPLES_SECOND = ("ops", "applied_u", "mags", "sign_u", "offsets")
 
 
 def concat_draws(draws: list[dict[str, Tensor]]) -> dict[str, Tensor]:
-    """Several batches' draws as one batch's: along the samples (the per-op draws: their second dim)."""
-    return {k: torch.cat([d[k] for d in draws], dim=1 if k in _PER_OP else 0) for k in draws[0]}
+    """Several batches' draws as one batch's: along the samples (their second dim for the per-op draws
+    and the crop offsets)."""
+    return {k: torch.cat([d[k] for d in draws], dim=1 if k in _SAMPLES_SECOND else 0) for k in draws[0]}

@@ -64,7 +64,8 @@ def register(grouped_features: Callable[..., Tensor]) -> staticmethod:
             return grouped_features(*[p.unsqueeze(0) for p in params], x.unsqueeze(0), training=training).squeeze(0)
         size = batched[0][0].shape[batched[0][1]]
         # an unbatched tensor is shared by all clients
-        stacked = [t.movedim(dim, 0) if dim is not None else t.expand(size, *t.shape) for t, dim in unwrapped]
+        stacked = [t if dim == 0 else t.movedim(dim, 0) if dim is not None else t.expand(size, *t.shape)
+                   for t, dim in unwrapped]
         with torch._C._ExcludeDispatchKeyGuard(_BATCHED):      # the ops below see plain tensors
             out = grouped_features(*stacked, training=training)
         return _add_batch_dim(out, 0, level)
