@@ -12,8 +12,8 @@ an algorithm's `revision`).
 
 Each case trains 6 rounds of FedSiam's Table 2 protocol at one local epoch (rounds 4-6 past FedSiam's
 α = 0 phase, round 2's labeled repeats, dropout in the authors' network, strong views for FixMatch and
-FedMatch, FedSem's pseudo-label phase, FedCon with labels at the server) on real MNIST, one CPU thread, and hashes the final state and every round's metrics but the
-timings. About a minute on one core.
+FedMatch, FedSem's pseudo-label phase, FedCon with labels at the server) on real MNIST, one CPU thread,
+and hashes the final state and every round's metrics but the timings. About a minute on one core.
 """
 from __future__ import annotations
 
