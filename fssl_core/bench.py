@@ -27,7 +27,9 @@ peak: what the convolution and matmul kernels themselves deliver at these small 
 the cohort's percentage (measured 2026-11-25 on the MNIST CNN, 10 clients × 10 images, idle: 53-59%;
 the convolutions' forward kernels alone run at 90-110% of the sgemm rate, conv2's input gradient at
 about 65%, and what the network alone loses beyond them is vmap's and autograd's dispatch of its
-small ops).
+small ops). Two loop-ratio ceilings follow from them: the loop ratio a round would reach run wholly at
+the network-alone rate (the ceiling these kernels put on it) and wholly at the matmul peak (the
+ceiling the core puts on any trainer that does the round's FLOPs).
 The FLOPs of a round are counted, not estimated: one sequential round under
 `torch.utils.flop_counter.FlopCounterMode` (convolutions and matmuls, forward and backward). The
 cohort's achieved TFLOP/s is printed on every device; on CUDA beside the device's FP32 peak, with
@@ -279,10 +281,11 @@ def of_peak(flops: float, seconds: float, peak_gflops: float) -> tuple[float, fl
     return round(achieved, 2), round(100 * achieved / peak_gflops, 1)
 
 
-def loop_ratio_ceiling(loop_s: float, network_gflops: float, flops: float) -> float:
-    """The loop ratio a cohort round would reach running all its FLOPs at the network-alone rate (no
-    augmentation, loss, optimiser or batching around the network): the ceiling the kernels put on it."""
-    return round(loop_s / (flops / (network_gflops * 1e9)), 2)
+def loop_ratio_ceiling(loop_s: float, gflops: float, flops: float) -> float:
+    """The loop ratio a round would reach running all its FLOPs at `gflops`: at the network-alone rate (no
+    augmentation, loss, optimiser or batching around the network), the ceiling the kernels put on it; at
+    the matmul peak, the ceiling the core puts on any trainer that does these FLOPs."""
+    return round(loop_s / (flops / (gflops * 1e9)), 2)
 
 
 def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int, device: torch.device) -> dict[str, float]:
@@ -339,6 +342,8 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     row["network_gflops"], row["network_of_matmul_pct"] = of_peak(network_flops, network_s, row["matmul_gflops"])
     if "loop_s" in row:
         row["loop_ratio_ceiling"] = loop_ratio_ceiling(row["loop_s"], row["network_gflops"], flops)
+        # no trainer doing these FLOPs on this core goes beyond the loop ratio at the matmul peak itself
+        row["loop_ratio_at_peak"] = loop_ratio_ceiling(row["loop_s"], row["matmul_gflops"], flops)
     peak = device_peak_tflops(row["device_name"])
     if peak is not None:
         row["peak_tflops"] = peak
@@ -403,7 +408,7 @@ def plan_line(cases, rounds: int, device: str) -> str:
 
 MARKDOWN_HEAD = ("| case | device | loop (a) s/round | sequential s/round | cohort s/round | cohort vs seq | "
                  "cohort vs loop | GFLOP/round | cohort TFLOP/s | cohort vs FLOP floor | matmul GFLOP/s (measured) | "
-                 "cohort % of matmul | network alone % of matmul | cohort vs loop at the network-alone rate | "
+                 "cohort % of matmul | network alone % of matmul | cohort vs loop at the network-alone rate (at the matmul peak) | "
                  "cohort / reference's cohort |\n" + "|" + "---|" * 15)
 
 
@@ -411,7 +416,7 @@ def markdown_row(r: dict) -> str:
     vs_loop = f"{r['cohort_vs_loop']}×" if "cohort_vs_loop" in r else "n/a"
     floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
     reference = f"{r['cohort_vs_reference']}× ({r['reference']})" if "cohort_vs_reference" in r else "n/a"
-    ceiling = f"{r['loop_ratio_ceiling']}×" if "loop_ratio_ceiling" in r else "n/a"
+    ceiling = f"{r['loop_ratio_ceiling']}× ({r['loop_ratio_at_peak']}×)" if "loop_ratio_ceiling" in r else "n/a"
     return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
             f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
             f"{r['cohort_tflops']} | {floor} | {r.get('matmul_gflops', 'n/a')} | {r.get('cohort_of_matmul_pct', 'n/a')} | "

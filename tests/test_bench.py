@@ -43,8 +43,8 @@ def test_the_table_and_the_readme_block(tmp_path, monkeypatch):
     assert ("| cifar_fedsiam_d | NVIDIA H100 80GB HBM3 (1 threads) | n/a | 3.0 | 0.5 | 6.0× | n/a | 500.0 | 1.0 | "
             "67.0× (peak 67.0) | n/a | n/a | n/a | n/a | n/a |") in table
     rows[0].update(matmul_gflops=89.0, cohort_of_matmul_pct=14.6, network_of_matmul_pct=36.0,
-                   loop_ratio_ceiling=4.18, reference="mnist_fedsiam_d", cohort_vs_reference=1.54)
-    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 36.0 | 4.18× | 1.54× (mnist_fedsiam_d) |")
+                   loop_ratio_ceiling=4.18, loop_ratio_at_peak=7.3, reference="mnist_fedsiam_d", cohort_vs_reference=1.54)
+    assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 36.0 | 4.18× (7.3×) | 1.54× (mnist_fedsiam_d) |")
     assert table.splitlines()[0].count("|") == table.splitlines()[1].count("|") == 16
     from fssl_core.report import replace_readme_block
     assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(rows[:1], "cpu"))
@@ -165,4 +165,6 @@ def test_the_network_alone_is_the_cohorts_forward_and_backward_with_its_flops_co
 
 def test_the_loop_ratio_ceiling_is_the_loop_over_a_round_at_the_network_alone_rate():
     # 25 GFLOP at 50 GFLOP/s take 0.5 s: a 2 s loop round is then 4x
-    assert bench.loop_ratio_ceiling(loop_s=2.0, network_gflops=50.0, flops=25e9) == 4.0
+    assert bench.loop_ratio_ceiling(loop_s=2.0, gflops=50.0, flops=25e9) == 4.0
+    # at a 100 GFLOP/s matmul peak the same round could take no less than 0.25 s: no trainer beats 8x
+    assert bench.loop_ratio_ceiling(loop_s=2.0, gflops=100.0, flops=25e9) == 8.0
