@@ -206,3 +206,18 @@ def test_a_cell_measured_twice_by_one_notebook_is_saved_once(tmp_path, monkeypat
     path = save_notebook_results(pd.DataFrame([first, again, quick], columns=COLUMNS), "nb", PROFILES["paper"])
     saved = read_results(path)
     assert sorted(saved.profile) == ["paper", "quick"]
+
+
+def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs(tmp_path, monkeypatch):
+    # quick and paper publish into one folder: a quick job after a paper one still reports paper rows
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    (tmp_path / "README.md").write_text("<!-- results:start -->\n<!-- results:end -->\n")
+    paper = pd.DataFrame([_row(dataset="mnist", method="fedavg", paper_value=95.13, reproduced_value=97.15, n_runs=3,
+                               profile="paper", status="ok")], columns=COLUMNS)
+    quick = pd.DataFrame([_row(dataset="fashion_mnist", method="fedmix", paper="fedmix_fedloss", table="fig8",
+                               reproduced_value=60.0, n_runs=1, status="reduced")], columns=COLUMNS)
+    save_notebook_results(paper, "fedsiam_table5", PROFILES["paper"])
+    save_notebook_results(quick, "fedmix_streaming_fmnist", PROFILES["quick"])
+    report = merge_results("quick", {}).read_text()
+    assert report.startswith("# Reproduced vs paper (profiles paper, quick)\n")
+    assert "`python -m fssl_core reproduce --profile quick` (the latest job;" in report
