@@ -28,7 +28,7 @@ from .runs import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text, r
 
 PAPER_VALUES = Path(__file__).parent / "paper_values"
 COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
-           "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "seconds", "status"]
+           "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "seconds", "status", "run_ids"]
 NEEDS_DATA, NEEDS_GPU, DIVERGED = "needs-data", "needs-gpu", "diverged"
 
 
@@ -140,7 +140,8 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
         # an at-chance run (runs.py) is a measurement: its value counts, and the row says "at-chance"
         values = [METRICS[cell.metric](r) for r in results if r.status in MEASURED]
         values = [v for v in values if v is not None]
-        row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1))
+        row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1),
+                   run_ids=" ".join(r.config.run_id for r in results))     # what the row was computed from
         if values:
             row.update(reproduced_value=round(float(np.mean(values)), 2),
                        reproduced_std=round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else math.nan)
@@ -200,10 +201,29 @@ NUMERIC = ["paper_value", "reproduced_value", "reproduced_std", "n_runs", "secon
 
 def read_results(path) -> pd.DataFrame:
     """A notebook's results CSV; empty cells of the numeric columns (needs-data rows) become NaN."""
-    frame = pd.read_csv(path, dtype={"labeled": str}, keep_default_na=False)
+    frame = pd.read_csv(path, dtype={"labeled": str, "run_ids": str}, keep_default_na=False)
+    if "run_ids" not in frame:      # published before rows named their runs (2026-11-26)
+        frame["run_ids"] = ""
     for column in NUMERIC:
         frame[column] = pd.to_numeric(frame[column].replace("", np.nan), errors="coerce")
     return frame
+
+
+def unproven_published_runs(folder: Path | None = None, store: RunStore | None = None) -> dict[str, list[str]]:
+    """Per results CSV in `folder` (results/), the run ids its rows name that `store` cannot prove finished
+    (no record, or records that disagree with each other: runs.RunStore.load): a published number must
+    stay checkable from the committed records it was computed from. Rows naming no runs (derived rows,
+    rows published before run_ids existed) are not checked."""
+    folder = Path(folder) if folder is not None else results_dir("quick")
+    proven = {r.config.run_id for r in (store or RunStore()).finished()}
+    missing = {}
+    for path in sorted(folder.glob("*.csv")):
+        if path.name == "report.csv":
+            continue
+        named = {run_id for ids in read_results(path).run_ids for run_id in str(ids).split()}
+        if named - proven:
+            missing[path.name] = sorted(named - proven)
+    return missing
 
 
 def best_protocol(frame: pd.DataFrame) -> pd.DataFrame:

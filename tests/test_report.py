@@ -221,3 +221,43 @@ def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs
     report = merge_results("quick", {}).read_text()
     assert report.startswith("# Reproduced vs paper (profiles paper, quick)\n")
     assert "`python -m fssl_core reproduce --profile quick` (the latest job;" in report
+
+
+def test_a_published_row_names_its_runs_and_the_check_finds_those_without_proven_records(tmp_path):
+    from fssl_core.config import RunConfig
+    from fssl_core.report import unproven_published_runs
+    from fssl_core.runs import RunStore
+
+    from .fake_runs import fake_finished_run, row
+    store = RunStore(tmp_path / "runs")
+    kept, lost = RunConfig(dataset="mnist", algorithm="fedavg", rounds=2, seed=1), RunConfig(
+        dataset="mnist", algorithm="fedavg", rounds=2, seed=2)
+    fake_finished_run(store, kept, [row(1, 90.0), row(2, 91.0)])
+    results = tmp_path / "results"
+    results.mkdir()
+    frame = pd.DataFrame([_row(dataset="mnist", method="fedavg", reproduced_value=91.0, n_runs=2,
+                               run_ids=f"{kept.run_id} {lost.run_id}"),
+                          _row(dataset="mnist", method="fedavg_plus", metric="upload_mb")], columns=COLUMNS)
+    frame.to_csv(results / "fedsiam_table5.csv", index=False)
+    assert unproven_published_runs(results, store) == {"fedsiam_table5.csv": [lost.run_id]}
+    fake_finished_run(store, lost, [row(1, 90.0), row(2, 92.0)])
+    assert unproven_published_runs(results, store) == {}
+    (store.dir(lost) / "metrics.jsonl").write_text('{"round": 1}\n')      # edited records prove nothing
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert unproven_published_runs(results, store) == {"fedsiam_table5.csv": [lost.run_id]}
+    # a CSV published before rows named their runs reads back with empty run ids
+    frame.drop(columns="run_ids").to_csv(results / "fedsiam_table5.csv", index=False)
+    assert read_results(results / "fedsiam_table5.csv").run_ids.tolist() == ["", ""]
+
+
+def test_every_run_the_committed_results_name_is_committed_and_proves_itself():
+    # results/*.csv name the runs each published number was computed from; their records are committed
+    # (git add -f $(python -m fssl_core records)), so a fresh clone can check every such number
+    from pathlib import Path
+
+    from fssl_core.report import unproven_published_runs
+    from fssl_core.runs import RunStore
+    root = Path(__file__).resolve().parents[1]
+    assert unproven_published_runs(root / "results", RunStore(root / "runs")) == {}
