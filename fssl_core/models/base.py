@@ -42,7 +42,7 @@ class Network(nn.Module):
         h = self.features(x)
         if features_only:          # the backbone's output (FedCon's BYOL works on it)
             return h
-        return self._heads(h, embed, dict(self.named_parameters()))
+        return self._heads(h, embed, self._head_tensors())
 
     def grouped_forward(self, tensors: dict[str, Tensor], x: Tensor, embed: bool = False, features_only: bool = False):
         """`functional_call(self, tensors, (x,))` inside a cohort step, for a network with a grouped
@@ -61,6 +61,13 @@ class Network(nn.Module):
             raise ValueError("forward(embed=True): this network was built without a projection head "
                              "(build_model(..., projection_dim=None))")
         return logits, F.linear(h, tensors["projection.weight"], tensors["projection.bias"])
+
+    def _head_tensors(self) -> dict[str, Tensor]:
+        """The heads' tensors by parameter name, read from the modules (under functional_call: the
+        swapped-in ones), without walking every parameter of the network on each forward."""
+        heads = {"classifier": self.classifier, "projection": self.projection}
+        return {f"{name}.{kind}": getattr(module, kind)
+                for name, module in heads.items() if module is not None for kind in ("weight", "bias")}
 
     @functools.cached_property
     def _feature_names(self) -> list[str]:
