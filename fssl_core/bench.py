@@ -61,7 +61,7 @@ CASES = {
     "mnist_authors_fedsiam_d": dict(algorithm="fedsiam_d", dataset="mnist", model="cnn_mnist_authors"),
 }
 # A case whose cohort round is compared with another case's, timed interleaved in the same case (so a
-# loaded machine slows both alike): issue 24 asks FedMatch's round to stay within 2× FedSiam-D's; the authors'
+# loaded machine slows both alike): FedMatch's round is to stay within 2× FedSiam-D's; the authors'
 # network's round beside ours shows what their dropout costs in the cohort.
 REFERENCE = {"mnist_fedmatch": "mnist_fedsiam_d", "mnist_authors_fedsiam_d": "mnist_fedsiam_d"}
 # the default: the MNIST CNN's two cases, FedAvg (cheap) and FedSiam-D (the siamese work), one timed round each

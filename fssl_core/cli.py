@@ -11,8 +11,8 @@ import json
 import sys
 
 from .config import ConfigError, RunConfig
+from .executors import EXECUTORS, RunsFailed
 from .profiles import PROFILES
-from .ray_executor import RunsFailed
 
 
 def _pairs(items: list[str]) -> dict[str, str]:
@@ -29,14 +29,14 @@ def _pairs(items: list[str]) -> dict[str, str]:
 
 
 def cmd_run(args) -> None:
-    from .runs import RunStore
+    from .store import RunStore
     cfg = RunConfig.from_strings(_pairs(args.pairs))
     result = RunStore(args.runs).execute(cfg, progress=not args.quiet)
     print(json.dumps(result.summary, sort_keys=True))
 
 
 def cmd_records(args) -> None:
-    from .runs import record_files
+    from .store import record_files
     print("\n".join(str(f) for f in record_files(args.runs)))
 
 
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     run.set_defaults(func=cmd_run)
     records = sub.add_parser(
         "records", help="list the records of every finished run (no checkpoints), one path a line: what a batch "
-                        "commits so its runs outlive the machine, e.g. git add -f $(python -m fssl_core records)")
+                        "commits so its runs outlive the machine, e.g. git add $(python -m fssl_core records)")
     records.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     records.set_defaults(func=cmd_records)
     part = sub.add_parser("partition", help="print a partition's labeled and unlabeled counts per party and class")
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     rep.add_argument("--param", action="append", default=[], metavar="name=value",
                      help="override a notebook parameter (JSON value, else a string), e.g. labeled_ratios=[0.1]")
-    rep.add_argument("--executor", default=None, choices=("local", "ray"),   # runs.EXECUTORS (not imported: torch)
+    rep.add_argument("--executor", default=None, choices=tuple(EXECUTORS),
                      help="local: this machine's processes (default, or $FSSL_EXECUTOR); ray: one Ray task per run, on "
                           "the cluster at $RAY_ADDRESS, else a local Ray (needs pip install 'fssl_core[ray]')")
     rep.add_argument("--gpus-per-run", type=float, default=None, metavar="G",

@@ -1,4 +1,4 @@
-"""RunConfig: every knob of a run, validated in one place, identified by a stable hash.
+"""RunConfig: every knob of a run, validated on construction, identified by a stable hash.
 
 Defaults are FedSiam's Table 2 (the shared parameters of all its baselines) unless a comment
 says otherwise. Algorithm-specific knobs sit in their own section; an algorithm reads only the
@@ -7,17 +7,19 @@ fields it documents.
 Validation (`_validate`, run on construction) is the one gate a config passes; it only refuses,
 never changes a value, so a config valid before keeps its run id. Each field: its type, then its
 choices or its interval (floats finite: NaN and ±inf are refused everywhere). Then the fields
-together (`_CROSS_FIELD_RULES`, each message naming every field it involves):
-  - algorithm × partition: the partition's labels sit where the algorithm reads them
-    (`Algorithm.labels_at` against `data.partition.LABELS_AT`);
-  - model × dataset: a network with a fixed input size (`Network.image_size`) gets images of it;
-  - partition fields the partition does not read stay at their defaults, and at the server a count
-    (server_labeled > 0) and a ratio (labeled_ratio) are not both given;
-  - sizes against the data set's (`data.datasets.shape_of`, no file read): clients, the server's
-    labeled set, shards and min_client_size per client, a local batch no larger than a client's
-    share, a resplit within the pooled splits; Non-IID-III's ratios; streaming's parts;
-  - trainer='cohort' only for an algorithm with `cohort`; FedAnchor's anchor head; FedSiam's
-    rectangle curve; FedMix's α+β+γ = 1.
+together, each message naming every field it involves. The shared knobs' rules are here; each
+registry states the rules of what it owns, beside it (`config_rules()`):
+  - fssl_core.algorithms: each method's settings and checks (`Algorithm.settings` / `checks`: FedSiam's
+    rectangle curve, FedMix's α+β+γ = 1), and where the labels sit for the algorithm
+    (`Algorithm.labels_at` against `data.partition.LABELS_AT`), the cohort trainer, the anchor head;
+  - fssl_core.models: a network with a fixed input size (`Network.image_size`) gets images of it;
+  - fssl_core.data.partition: fields the partition does not read stay at their defaults (a count and a
+    ratio for the server's set not both given), the server's set, shards, min_client_size and the
+    local batch per client, Non-IID-III's ratios, streaming's parts;
+  - fssl_core.data.datasets: a resplit within the pooled splits, clients within the training set.
+Sizes come from `data.datasets.shape_of` (no file read). The registries never import this module at
+run time (only for type hints), so the import graph has no cycle (tests/test_architecture.py); this
+module asks them, and the run identity is computed here, where every revision is known.
 What only the data or the machine can refuse (a class too small for a balanced server set, a device
 absent) is refused when the run is built: `data.partition.PartitionError`,
 `data.datasets.DatasetUnavailable`, `engine.DeviceUnavailable`; the CLI prints each as one error.
@@ -36,31 +38,6 @@ from typing import Any, get_type_hints
 
 AUTO = "auto"
 DEVICES = ("cpu", "cuda")
-CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
-
-
-@dataclass(frozen=True)
-class ServerSGD:
-    """How the server trains on its labeled set (labels-at-server): its batch size, momentum and
-    weight decay; the learning rate is RunConfig.lr. `None`: the clients' (BS_tr, M, wd)."""
-    batch_size: int | None
-    momentum: float | None
-    weight_decay: float | None
-
-
-# RunConfig.server_sgd. 'clients': Table 2 gives one BS_tr, M and wd, read for the server too.
-# 'authors': the FedSiam authors' labels-at-server code (fedsiam-labels-at-server/fedsiam-{pi,mt}-main.py,
-# main(): a fresh `SGD(model_glob.parameters(), lr=0.01, momentum=0.5)` each round over a DataLoader of
-# the labeled set with `batch_size=args.batch_size`, 10 in their README's MNIST command; no weight decay).
-SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0)}
-
-
-def server_sgd_of(cfg: "RunConfig") -> tuple[int, float, float]:
-    """(batch size, momentum, weight decay) of the server's training on its labeled set."""
-    own = SERVER_SGD[cfg.server_sgd]
-    return (cfg.batch_size if own.batch_size is None else own.batch_size,
-            cfg.momentum if own.momentum is None else own.momentum,
-            cfg.weight_decay if own.weight_decay is None else own.weight_decay)
 
 
 # Fields that change how a run is executed or stored but not what it computes; they are left
@@ -70,8 +47,8 @@ NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
 # every run (trainers, batching, augmentation, partitions, models, evaluation), and an algorithm's
 # `revision` (algorithms/<name>.py) when it alters that algorithm's runs only, a network's `revision`
 # (models/<name>.py) when it alters the runs on that network only: the affected runs get
-# new ids, so no stored run of an older computation is ever read back as the new one. (Until
-# 2026-11-24 the identity hashed the package version, 0.1.0 throughout, while the computation changed.)
+# new ids, so no stored run of an older computation is ever read back as the new one. (The package
+# version is not in the identity: it does not change when the computation does.)
 ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batch, stratified IID labels
 
 
@@ -120,7 +97,7 @@ class RunConfig:
     server_epochs: int = 1           # labels-at-server: epochs over the server's labeled set before each round
     server_sgd: str = "clients"      # the server's batches and SGD on its labeled set: 'clients' (BS_tr, M, wd, as
                                      # Table 2 gives them for both) or 'authors' (batch 10, momentum 0.5, no weight
-                                     # decay: the FedSiam authors' labels-at-server code; SERVER_SGD above)
+                                     # decay: the FedSiam authors' labels-at-server code; algorithms.base.SERVER_SGD)
     # --- FedSiam (Table 4) --------------------------------------------------------------------
     ema_decay: float = 0.999         # α_max: upper bound of the ramped EMA decay α^k (Eq. 9)
     ema_clock: str = "steps"         # q of α^k = min(1 − 1/(q + 1), α_max): the client's SGD steps (Eq. 9's step,
@@ -234,7 +211,7 @@ class RunConfig:
     @property
     def identity_hash(self) -> str:
         """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
-        stored file's `config_hash` must equal to belong to this run (runs.py)."""
+        stored file's `config_hash` must equal to belong to this run (store/integrity.py)."""
         from .algorithms import ALGORITHMS
         identity = {k: v for k, v in self.to_dict().items()
                     if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
@@ -262,11 +239,14 @@ def _parse(text: str, kind: type) -> Any:
 
 
 # --- validation ---------------------------------------------------------------------------------
-# Every field's allowed values: for a string, a callable giving the choices; for a number, an
+# A field's rule: for a string, its choices (a tuple, or a callable giving them); for a number, an
 # interval written as in mathematics ('[' and ']' closed, '(' and ')' open, inf: no bound), and a
 # float must also be finite (NaN and ±inf never are). Integer fields have upper bounds too, generous
 # for what each counts, so that a mistyped 20-digit number is an error naming the field rather
-# than an overflow deep inside a run. The cross-field rules below then check the fields together.
+# than an overflow deep inside a run. The shared knobs' rules are here; each registry gives the
+# rules of the fields it owns and its cross-field rules (`config_rules()` in fssl_core.algorithms,
+# fssl_core.data.datasets, fssl_core.data.partition, fssl_core.models), so that a method's settings
+# are checked beside its equations. The registries never import this module at run time.
 
 def _choices_algorithm():
     from .algorithms import ALGORITHMS
@@ -315,77 +295,64 @@ def _number(text: str) -> float:
     return int(text) if text.lstrip("-").isdigit() else float(text)   # ints exact (2**63 - 1 is no float)
 
 
-_COUNT = "1000000"        # rounds, clients, sizes: far above any paper's, far below an overflow
-_RULES: dict[str, Any] = {
+COUNT = "1000000"        # rounds, clients, sizes: far above any paper's, far below an overflow
+_SHARED_RULES: dict[str, Any] = {
     "algorithm": _choices_algorithm,
     "dataset": _choices_dataset,
     "model": _choices_model,
     "partition": _choices_partition,
-    "device": lambda: DEVICES,
-    "trainer": lambda: (AUTO, "sequential", "cohort"),
-    "labeled_ratio": "(0, 1)",               # a partition with no labeled or no unlabeled sample is no FSSL split
-    "server_labeled": f"[0, {_COUNT}]",       # 0: γ gives the server's count instead
-    "dirichlet_alpha": "[1e-6, inf)",
-    "classes_per_client": f"[1, {_COUNT}]",
-    "rich_clients": f"[0, {_COUNT}]",
-    "rich_labeled_ratio": "[0, 1]",
-    "min_client_size": f"[1, {_COUNT}]",
-    "stream_parts": "[1, 10000]",
-    "resplit_train": f"[0, {_COUNT}]",
-    "resplit_test": f"[0, {_COUNT}]",
-    "clients": f"[1, {_COUNT}]",
-    "clients_per_round": f"[1, {_COUNT}]",
-    "rounds": f"[1, {_COUNT}]",
+    "device": DEVICES,
+    "trainer": (AUTO, "sequential", "cohort"),
+    "clients": f"[1, {COUNT}]",
+    "clients_per_round": f"[1, {COUNT}]",
+    "rounds": f"[1, {COUNT}]",
     "local_epochs": "[1, 10000]",            # 0 epochs trains nothing and reports chance accuracy as ok
-    "batch_size": f"[1, {_COUNT}]",           # and at most a client's share of the data (below)
+    "batch_size": f"[1, {COUNT}]",           # and at most a client's share of the data (data.partition)
     "lr": "(0, inf)",                        # lr = 0 trains nothing
     "momentum": "[0, 1)",                    # 1 never forgets a gradient: the step size grows without bound
     "weight_decay": "[0, inf)",
     "seed": "[0, 9223372036854775807]",      # 2**63 - 1, the bound it always had
-    "client_weighting": lambda: CLIENT_WEIGHTINGS,
-    "labeled_repeats": "[1, 100]",
-    "server_epochs": "[0, 10000]",
-    "server_sgd": lambda: tuple(SERVER_SGD),
-    "ema_decay": "[0, 1]",
-    "ema_clock": lambda: ("steps", "epochs"),
-    "consistency": lambda: ("mse", "kl"),
-    "consistency_rampup": f"[0, {_COUNT}]",
-    "tau_curve": lambda: ("linear", "rectangle"),
-    "tau_phi_g": f"[0, {_COUNT}]",
-    "tau_varphi_g": f"[0, {_COUNT}]",
-    "tau_mu": "[0, 1]",
-    "pseudo_label_threshold": "[0, 1]",
-    "unlabeled_loss_weight": "[0, inf)",
-    "labeled_loss_mean": lambda: ("labeled", "batch"),
-    "weak_augment": lambda: ("dataset", "flip_only", "authors_server", "none"),   # data.augment.WEAK_AUGMENTS (no torch here)
-    "fedsem_phase1_fraction": "[0, 1]",
-    "fedmatch_helpers": "[0, 100]",
-    "fedmatch_lambda_iccs": "[0, inf)",
-    "fedmatch_lambda_l1": "[0, inf)",
-    "fedmatch_lambda_l2": "[0, inf)",
-    "mix_alpha": "[0, 1]",
-    "mix_beta": "[0, 1]",
-    "mix_gamma": "[0, 1]",
-    "fedmix_pseudo_label": lambda: ("sharpen", "argmax"),
-    "sharpen_temperature": "[1e-6, inf)",
-    "fedmix_views": "[1, 100]",
-    "fedmix_lambda_1": "[0, inf)",
-    "fedmix_lambda_2": "[0, inf)",
-    "fedmix_client_start": lambda: ("omega", "sigma"),
-    "fedmix_warmup_rounds": f"[0, {_COUNT}]",
-    "projection_dim": "[0, 65536]",
-    "contrastive_temperature": "[1e-6, inf)",
-    "contrastive_batch_size": f"[2, {_COUNT}]",
-    "mixup_beta": "[1e-6, inf)",
-    "mix_loss_weight": "[0, inf)",
-    "byol_hidden": "[1, 65536]",
-    "pretrain_epochs": "[0, 10000]",
-    "pretrain_lr": "(0, inf)",
-    "eval_every": f"[1, {_COUNT}]",
-    "eval_batch_size": f"[1, {_COUNT}]",
-    "checkpoint_every": f"[1, {_COUNT}]",
+    "eval_every": f"[1, {COUNT}]",
+    "eval_batch_size": f"[1, {COUNT}]",
+    "checkpoint_every": f"[1, {COUNT}]",
 }
-_INTERVALS = {name: Interval.parse(rule) for name, rule in _RULES.items() if isinstance(rule, str)}
+
+
+def _clients_per_round(cfg, facts):
+    if cfg.clients_per_round > cfg.clients:
+        return f"clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}"
+
+
+def _registries():
+    """Each registry's `config_rules()`: (its fields' rules, its cross-field rules), in the order
+    their checks run."""
+    from .algorithms import config_rules as algorithms
+    from .data.datasets import config_rules as datasets
+    from .data.partition import config_rules as partitions
+    from .models import config_rules as models
+    return (datasets(), models(), algorithms(), partitions())
+
+
+@functools.cache
+def field_rules() -> dict[str, Any]:
+    """Every field's rule (shared and the registries'); a field of no rule is only type-checked."""
+    rules = dict(_SHARED_RULES)
+    for owned, _ in _registries():
+        for name, rule in owned.items():
+            if name in rules:
+                raise RuntimeError(f"RunConfig.{name}: two registries give it a rule")
+            rules[name] = rule
+    return rules
+
+
+@functools.cache
+def field_intervals() -> dict[str, Interval]:
+    return {name: Interval.parse(rule) for name, rule in field_rules().items() if isinstance(rule, str)}
+
+
+@functools.cache
+def _cross_field_rules() -> tuple:
+    return (_clients_per_round, *(rule for _, rules in _registries() for rule in rules))
 
 
 def _show(value: Any) -> str:
@@ -407,8 +374,8 @@ def _validate(cfg: RunConfig) -> None:
     hints = _field_types()
     for f in fields(cfg):
         _validate_field(cfg, f.name, hints[f.name])
-    facts = _Facts.of(cfg)
-    for rule in _CROSS_FIELD_RULES:
+    facts = Facts.of(cfg)
+    for rule in _cross_field_rules():
         problem = rule(cfg, facts)
         if problem:
             raise ConfigError(f"RunConfig.{problem}")
@@ -416,8 +383,8 @@ def _validate(cfg: RunConfig) -> None:
 
 def _validate_field(cfg: RunConfig, name: str, kind: type) -> None:
     value = getattr(cfg, name)
-    rule = _RULES.get(name)
-    interval = _INTERVALS.get(name)
+    rule = field_rules().get(name)
+    interval = field_intervals().get(name)
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         try:
             value = float(value)
@@ -431,30 +398,32 @@ def _validate_field(cfg: RunConfig, name: str, kind: type) -> None:
             raise ConfigError(f"RunConfig.{name}={_show(value)}: must be a finite number within {interval}")
         if kind is int and value not in interval:
             raise ConfigError(f"RunConfig.{name}={_show(value)}: must be an integer within {interval}")
-    elif callable(rule):
-        allowed = rule()
+    elif rule is not None:
+        allowed = rule() if callable(rule) else rule
         if value not in allowed:
             raise ConfigError(f"RunConfig.{name}={_show(value)}: must be one of {', '.join(map(str, allowed))}")
 
 
-# --- cross-field rules ----------------------------------------------------------------------------
-# Each returns None or the message after "RunConfig.", naming every field it involves as field=value.
-# What they read of the data (image size, sample counts) is data.datasets.shape_of: no file is opened.
-# A split that only the data can refuse (a class too small for server_balanced, a Dirichlet draw that
-# never gives every client min_client_size samples) is refused when the run is built
-# (data.partition.PartitionError), as is a device the machine lacks (engine.DeviceUnavailable).
+# --- what the cross-field rules read ---------------------------------------------------------------
+# Each cross-field rule, here or in a registry, returns None or the message after "RunConfig.",
+# naming every field it involves as field=value. What they read of the data (image size, sample
+# counts) is data.datasets.shape_of: no file is opened. A split that only the data can refuse (a
+# class too small for server_balanced, a Dirichlet draw that never gives every client
+# min_client_size samples) is refused when the run is built (data.partition.PartitionError), as is
+# a device the machine lacks (engine.DeviceUnavailable).
 
 @dataclass(frozen=True)
-class _Facts:
+class Facts:
     model: str                 # cfg.model with 'auto' resolved
     algorithm: type            # the algorithm's class: its declared labels_at, cohort, needs_projection
     shape: Any                 # data.datasets.Shape of cfg.dataset
     train: int                 # training samples the partition splits (resplit_train where set)
     labels_at: str             # 'client' or 'server': where cfg.partition puts the labels
     uses: tuple[str, ...]      # the partition fields cfg.partition reads
+    defaults: dict[str, Any]   # every field's default, in field order
 
     @classmethod
-    def of(cls, cfg: RunConfig) -> "_Facts":
+    def of(cls, cfg: RunConfig) -> "Facts":
         from .algorithms import ALGORITHMS
         from .data.datasets import shape_of
         from .data.partition import LABELS_AT, partition_arguments
@@ -462,171 +431,9 @@ class _Facts:
         shape = shape_of(cfg.dataset)
         return cls(model=default_model_for(cfg.dataset) if cfg.model == AUTO else cfg.model,
                    algorithm=ALGORITHMS[cfg.algorithm], shape=shape, train=cfg.resplit_train or shape.num_train,
-                   labels_at=LABELS_AT[cfg.partition], uses=partition_arguments(cfg.partition))
+                   labels_at=LABELS_AT[cfg.partition], uses=partition_arguments(cfg.partition), defaults=_DEFAULTS)
 
-
-@functools.cache
-def _partition_fields() -> tuple[str, ...]:
-    """The RunConfig fields some partition reads (data.partition.partition_arguments), in field order."""
-    from .data.partition import PARTITIONS, partition_arguments
-    used = {name for p in PARTITIONS for name in partition_arguments(p)}
-    return tuple(f.name for f in fields(RunConfig) if f.name in used)
-
-
-def _tau_rectangle(cfg, facts):
-    if cfg.tau_curve == "rectangle" and cfg.tau_varphi_g <= cfg.tau_phi_g:
-        return (f"tau_varphi_g={cfg.tau_varphi_g}, tau_phi_g={cfg.tau_phi_g}: tau_varphi_g must exceed tau_phi_g "
-                "for the rectangle curve (Eq. 12)")
-
-
-def _mix_weights(cfg, facts):
-    mix = cfg.mix_alpha + cfg.mix_beta + cfg.mix_gamma
-    if abs(mix - 1.0) > 1e-6:
-        return (f"mix_alpha={cfg.mix_alpha}, mix_beta={cfg.mix_beta}, mix_gamma={cfg.mix_gamma}: "
-                f"sum to {mix:g}; FedMix's Eq. 9 needs α+β+γ = 1")
-
-
-def _resplit(cfg, facts):
-    if (cfg.resplit_train > 0) != (cfg.resplit_test > 0):
-        return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: "
-                "set both (a resplit) or neither (the official splits)")
-    pooled = facts.shape.num_train + facts.shape.num_test
-    if cfg.resplit_train + cfg.resplit_test > pooled:
-        return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: draw "
-                f"{cfg.resplit_train + cfg.resplit_test} samples from {cfg.dataset}'s {pooled} "
-                f"({facts.shape.num_train} train + {facts.shape.num_test} test); their sum must be at most {pooled}")
-
-
-def _training_set(cfg, facts) -> str:
-    """The training set the partition splits, for a message ("mnist's 60000 training samples")."""
-    resplit = f" (resplit_train={cfg.resplit_train})" if cfg.resplit_train else ""
-    return f"{cfg.dataset}'s {facts.train} training samples{resplit}"
-
-
-def _clients(cfg, facts):
-    if cfg.clients > facts.train:
-        return (f"clients={cfg.clients}, dataset={cfg.dataset!r}: must be at most {facts.train}, one per sample of "
-                f"{_training_set(cfg, facts)}")
-    if cfg.clients_per_round > cfg.clients:
-        return f"clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}"
-
-
-def _model_fits_dataset(cfg, facts):
-    from .models import MODELS
-    size, wanted = facts.shape.image_size, MODELS[facts.model].image_size
-    if wanted is not None and wanted != size:
-        fitting = [name for name, net in MODELS.items() if net.image_size in (None, size)]
-        return (f"model={cfg.model!r}, dataset={cfg.dataset!r}: {facts.model} takes {wanted}×{wanted} images and "
-                f"{cfg.dataset}'s are {size}×{size}; use one of {', '.join(fitting)} or model='auto'")
-
-
-def _labels_where_the_algorithm_reads_them(cfg, facts):
-    """An algorithm declares where it reads labels (Algorithm.labels_at); a partition that puts them
-    elsewhere leaves it nothing to learn from (FedAvg on server_iid: no client holds a label)."""
-    if facts.labels_at not in facts.algorithm.labels_at:
-        from .algorithms import ALGORITHMS
-        from .data.partition import LABELS_AT
-        partitions = [p for p, at in LABELS_AT.items() if at in facts.algorithm.labels_at]
-        others = [a for a, c in ALGORITHMS.items() if facts.labels_at in c.labels_at]
-        party = {"client": "the clients", "server": "the server"}
-        return (f"algorithm={cfg.algorithm!r}, partition={cfg.partition!r}: {cfg.algorithm} learns from labels at "
-                f"{' and '.join(party[at] for at in facts.algorithm.labels_at)}, and partition {cfg.partition!r} puts "
-                f"them at {party[facts.labels_at]}; use partition={' or '.join(partitions)}, or an algorithm for "
-                f"labels at {party[facts.labels_at]}: {', '.join(others)}")
-
-
-def _server_sgd(cfg, facts):
-    if cfg.server_sgd != _DEFAULTS["server_sgd"] and facts.labels_at != "server":
-        return (f"server_sgd={cfg.server_sgd!r}, partition={cfg.partition!r}: the server trains on labels only where "
-                f"the partition puts them at the server; leave server_sgd at {_DEFAULTS['server_sgd']!r} or use a "
-                "labels-at-server partition")
-
-
-def _cohort_trainer(cfg, facts):
-    if cfg.trainer == "cohort" and not facts.algorithm.cohort:
-        return (f"trainer='cohort', algorithm={cfg.algorithm!r}: {cfg.algorithm} does not support the cohort "
-                "trainer (its `cohort` is False); use trainer='sequential' or 'auto'")
-
-
-def _projection(cfg, facts):
-    if facts.algorithm.needs_projection and cfg.projection_dim == 0:
-        return (f"projection_dim=0, algorithm={cfg.algorithm!r}: {cfg.algorithm} needs the anchor head; "
-                "set projection_dim > 0 (the paper's is 128)")
-
-
-def _fields_the_partition_ignores(cfg, facts):
-    """A partition field that cfg.partition does not read must stay at its default: a value there would
-    change the run id and nothing else, and is almost always meant for another partition. At the
-    server, server_labeled > 0 takes the place of γ, so labeled_ratio must then stay at its default."""
-    for name in _partition_fields():
-        if name not in facts.uses and getattr(cfg, name) != _DEFAULTS[name]:
-            return (f"{name}={getattr(cfg, name)!r}, partition={cfg.partition!r}: partition {cfg.partition!r} "
-                    f"does not use {name}; leave it at its default {_DEFAULTS[name]!r} "
-                    f"({cfg.partition} reads {', '.join(facts.uses)})")
-    if "server_labeled" in facts.uses and cfg.server_labeled > 0 and cfg.labeled_ratio != _DEFAULTS["labeled_ratio"]:
-        return (f"labeled_ratio={cfg.labeled_ratio}, server_labeled={cfg.server_labeled}: the server's labeled set "
-                f"is given either as a count (server_labeled > 0) or as the ratio γ (server_labeled=0), not both; "
-                f"leave labeled_ratio at its default {_DEFAULTS['labeled_ratio']} or server_labeled at 0")
-
-
-def _server_set(cfg, facts):
-    """Labels-at-server: the server's set holds at least 1 sample and leaves every client one."""
-    if facts.labels_at != "server":
-        return None
-    most = facts.train - cfg.clients
-    if cfg.server_labeled > 0:
-        if cfg.server_labeled > most:
-            return (f"server_labeled={cfg.server_labeled}, clients={cfg.clients}: must be at most {most}: "
-                    f"{_training_set(cfg, facts)} less one per client")
-        return None
-    from .data.partition import server_set_size
-    count = server_set_size(facts.train, cfg.labeled_ratio)
-    if not 1 <= count <= most:
-        return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: gives {count} of "
-                f"{_training_set(cfg, facts)} to the server; it must give at least 1 and at most {most} "
-                f"(one left per client)")
-
-
-def _per_client_sizes(cfg, facts):
-    """What each client's share must hold: its shards, min_client_size, its batch. The samples the
-    clients share are the training set, less the server's labeled set at the server."""
-    at_server = 0
-    if facts.labels_at == "server":
-        from .data.partition import server_set_size
-        at_server = cfg.server_labeled or server_set_size(facts.train, cfg.labeled_ratio)
-    share = (facts.train - at_server) // cfg.clients
-    for name in ("classes_per_client", "min_client_size"):
-        if name in facts.uses and getattr(cfg, name) > share:
-            return (f"{name}={getattr(cfg, name)}, clients={cfg.clients}: must be at most {share}, the "
-                    f"{facts.train - at_server} samples the clients share ({_training_set(cfg, facts)}, "
-                    f"{at_server} of them at the server), divided by clients")
-    if cfg.batch_size > facts.train // cfg.clients:
-        return (f"batch_size={cfg.batch_size}, clients={cfg.clients}: must be at most {facts.train // cfg.clients}, "
-                f"a client's average share of {_training_set(cfg, facts)}; a larger local batch is more than "
-                "a client holds")
-
-
-def _streaming(cfg, facts):
-    if cfg.partition == "streaming_dirichlet" and cfg.stream_parts < 2:
-        return (f"stream_parts={cfg.stream_parts}, partition='streaming_dirichlet': must be at least 2 "
-                "(one part is server_dirichlet; the journal's is 10)")
-
-
-def _noniid3_ratios(cfg, facts):
-    """Non-IID-III: rich_clients clients label rich_labeled_ratio of their data, the others the ratio
-    that makes the overall fraction γ (data.partition.noniid3_partition), which must be within [0, 1]."""
-    if cfg.partition != "noniid3":
-        return None
-    if cfg.rich_clients > cfg.clients - 1:
-        return f"rich_clients={cfg.rich_clients}, clients={cfg.clients}: must be at most clients - 1 = {cfg.clients - 1}"
-    poor = ((cfg.labeled_ratio * cfg.clients - cfg.rich_clients * cfg.rich_labeled_ratio)
-            / (cfg.clients - cfg.rich_clients))
-    if not -1e-12 <= poor <= 1 + 1e-12:
-        return (f"rich_clients={cfg.rich_clients}, rich_labeled_ratio={cfg.rich_labeled_ratio}, "
-                f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: leave the other "
-                f"{cfg.clients - cfg.rich_clients} clients a labeled ratio of {poor:.4g}, which must be within [0, 1]")
-
-
-_CROSS_FIELD_RULES = (_tau_rectangle, _mix_weights, _resplit, _clients, _model_fits_dataset,
-                      _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection,
-                      _fields_the_partition_ignores, _server_set, _per_client_sizes, _streaming, _noniid3_ratios)
+    def training_set(self, cfg: RunConfig) -> str:
+        """The training set the partition splits, for a message ("mnist's 60000 training samples")."""
+        resplit = f" (resplit_train={cfg.resplit_train})" if cfg.resplit_train else ""
+        return f"{cfg.dataset}'s {self.train} training samples{resplit}"

@@ -17,9 +17,9 @@ import torch
 from torch import Tensor
 
 from .algorithms import ALGORITHMS
-from .algorithms.base import Algorithm, Context, State, Upload
+from .algorithms.base import Algorithm, Context, State, Upload, server_sgd_of
 from .batches import DataView, Plan, TrainImages
-from .config import AUTO, RunConfig, server_sgd_of
+from .config import AUTO, RunConfig
 from .data.augment import augment_spec_for
 from .data.datasets import ImageData, load_dataset, resplit
 from .data.partition import Partition, build_partition, partition_arguments
@@ -140,6 +140,15 @@ class Federation:
     @property
     def model_parameters(self) -> int:
         return count_parameters(self.ctx.model)
+
+    # what the run store reads of a federation, so that it does not reach into the algorithms' Context
+    @property
+    def device(self) -> torch.device:
+        return self.ctx.device
+
+    @property
+    def num_classes(self) -> int:
+        return self.ctx.num_classes
 
     def client_view(self, client: int, round: int) -> DataView:
         parts = self._unlabeled_parts[client]

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from .config import RunConfig
 from .engine import Federation
-from .runs import RunStore
+from .store import RunStore
 
 
 @torch.no_grad()

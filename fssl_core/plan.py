@@ -22,7 +22,7 @@ from typing import Any, Iterable
 from .config import ConfigError, RunConfig
 from .paths import project_root
 from .report import Cell, dataset_available, read_results
-from .runs import RunStore
+from .store import RunStore
 
 PLAN_TAG, PARAMETERS_TAG = "plan", "parameters"
 GUESS_SECONDS_PER_ROUND = 3.0    # a quick MNIST round of one E = 1 method on one core, when nothing better is known

@@ -5,6 +5,7 @@ import os
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,20 +28,6 @@ ROW_HEIGHT_IN = 2.7
 NO_RUN = {"needs-data": "no run", "needs-gpu": "needs GPU", "diverged": "diverged"}
 PROFILE_NOTES = {"smoke": "a wiring check, not a result", "quick": "reduced protocol",
                  "paper": "the paper's protocol"}
-
-# The papers' own names (fssl_core/paper_values/README.md, "Methods"); short enough to stay
-# legible as rotated tick labels. Unknown methods fall back to their identifier.
-METHOD_LABELS = {
-    "fedavg": "FedAvg", "fedavg_plus": "FedAvg+", "fedsem": "FedSem", "fedfixmatch": "FedFixMatch",
-    "fedmatch": "FedMatch", "fedsiam_pi": "FedSiam-Π", "fedsiam_mt": "FedSiam-MT", "fedsiam_d": "FedSiam-D",
-    "fedsiam_nosiam": "FedSiam-NoSiam", "fedsiam_d_mse": "FedSiam-D (MSE)", "fedsiam_d_kl": "FedSiam-D (KL)",
-    "fedmix_fedfreq": "FedMix+FedFreq", "fedmix_fedloss": "FedMix+FedLoss", "supervised_server": "SL (server)",
-    "supervised": "Supervised", "fedcon": "FedCon", "fedavg_fixmatch": "FedAvg+FixMatch", "semifl": "SemiFL",
-    "fedanchor": "FedAnchor", "fedanchor_mix": "FedAnchor (mix)", "semifl_no_mixup": "SemiFL w/o mixup",
-    "fedanchor_client_mixup": "FedAnchor +client mix", "fedanchor_no_mixup": "FedAnchor w/o mixup",
-    "fedanchor_client_server_mixup": "FedAnchor +both mix", "fedanchor_server_mixup": "FedAnchor +server mix",
-    "fedanchor_no_contr_loss": "FedAnchor w/o contr.",
-}
 
 
 def labeled_label(labeled: str) -> str:
@@ -142,7 +129,8 @@ def _shared_limits(bars: list[pd.DataFrame]) -> tuple[float, float] | None:
     return shared if shared[1] - shared[0] <= 2 * narrowest else None
 
 
-def _draw_panel(ax, bars: pd.DataFrame, title: str, mark_protocol: bool, show_n: bool) -> None:
+def _draw_panel(ax, bars: pd.DataFrame, title: str, mark_protocol: bool, show_n: bool,
+                display_names: Mapping[str, str]) -> None:
     x = np.arange(len(bars))
     ax.bar(x - 0.2, bars.paper_value, width=0.4, color=PAPER_GREY, label="paper")
     ours = ax.bar(x + 0.2, bars.ours, width=0.4, color=OURS_BLUE, label="ours")
@@ -164,7 +152,7 @@ def _draw_panel(ax, bars: pd.DataFrame, title: str, mark_protocol: bool, show_n:
         elif b.n_runs > 1 and show_n:
             ax.text(xi + 0.2, b.ours + (0 if np.isnan(b.std) else b.std), f"n={b.n_runs}",
                     ha="center", va="bottom", fontsize=6)
-    labels = [METHOD_LABELS.get(m, m) for m in bars.method]
+    labels = [display_names.get(m, m) for m in bars.method]
     ax.set_xticks(x, labels, rotation=35, ha="right", rotation_mode="anchor", fontsize=7.5)
     half = max(len(bars), 3) / 2          # a lone method keeps bars of the usual width, centred
     ax.set_xlim((len(bars) - 1) / 2 - half, (len(bars) - 1) / 2 + half)
@@ -228,9 +216,10 @@ def _legend_and_notes(fig, drawn: pd.DataFrame, header: str, missing: str, trunc
     fig.supxlabel("\n".join(textwrap.fill(t, width) for t in footer if t), fontsize=7.5, color="#444444")
 
 
-def paper_vs_reproduced(frame: pd.DataFrame, title: str = ""):
+def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Mapping[str, str] | None = None):
     """Small multiples, one panel per (dataset, setting, labeled): per method the paper's test
-    accuracy (grey) beside ours (blue, ± std over seeds where there are several). Returns the
+    accuracy (grey) beside ours (blue, ± std over seeds where there are several), the method named by
+    `display_names` (a paper's DISPLAY_NAMES; a method it lacks keeps its identifier). Returns the
     figure and the 1-D array of drawn panels, in reading order."""
     rows = frame[frame.metric == "accuracy"].assign(labeled=lambda f: f.labeled.astype(str))
     rows = rows.reset_index(drop=True)
@@ -259,7 +248,8 @@ def paper_vs_reproduced(frame: pd.DataFrame, title: str = ""):
                 continue
             i = members[c]
             ax.set_ylim(*(limits or _value_limits([bars[i]])))
-            _draw_panel(ax, bars[i], panel_title(*keys[i], max_chars=chars), mark_protocol, show_n)
+            _draw_panel(ax, bars[i], panel_title(*keys[i], max_chars=chars), mark_protocol, show_n,
+                        display_names or {})
             if c and limits:
                 ax.tick_params(axis="y", labelleft=False)   # the row shares one y scale
             axes[i] = ax

@@ -4,7 +4,7 @@ ETA weighted by each run's estimated cost, and a line per finished run with its 
 Local workers report nothing themselves: a run's progress is the number of rounds in its
 metrics.jsonl, which the store rewrites after every round, so the same display serves runs in this
 process and in worker processes. Ray tasks, whose files the driver may not see, report their rounds
-(ray_executor.py) and the executor passes them to `poll`.
+(executors/ray.py) and the executor passes them to `poll`.
 """
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .paths import project_root
 from .report import COLUMNS, KEY, read_results
-from .runs import atomic_write_text
+from .store import atomic_write_text
 
 STAGING_ENV = "FSSL_OUTPUT_STAGING"
 ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile

@@ -1,10 +1,13 @@
 """Paper values beside reproduced values: per notebook a CSV, merged into results/REPORT.md.
 
 A table cell is a `Cell`: the paper's coordinates (paper, table, setting, labeled, dataset,
-method, metric) and the RunConfigs (one per seed) that reproduce it. `reproduce_cells` runs the
-configs through the run store and returns one row per cell with the paper's value beside the
-mean and standard deviation of ours. Paper values are read from fssl_core/paper_values/*.csv,
-never typed into a notebook.
+method, metric), the value the paper printed there and the RunConfigs (one per seed) that reproduce
+it. `reproduce_cells` runs the configs through the run store and returns one row per cell with the
+paper's value beside the mean and standard deviation of ours. A cell's paper value comes from its
+paper's values CSV (fssl_core/papers/<paper>/), never typed into a notebook.
+
+Nothing here knows a paper: what is particular to one (its cells, the causes of its far cells, its
+display names) is passed in by the caller.
 """
 from __future__ import annotations
 
@@ -15,18 +18,18 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .config import RunConfig
 from .data.datasets import DatasetUnavailable, load_dataset
+from .executors import run_all
 from .paths import project_root, results_dir
 from .profiles import PROFILES, REDUCED, Profile
-from .runs import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text, run_all
+from .store import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text
 
-PAPER_VALUES = Path(__file__).parent / "paper_values"
 COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
            "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "seconds", "status", "run_ids"]
 NEEDS_DATA, NEEDS_GPU, DIVERGED = "needs-data", "needs-gpu", "diverged"
@@ -43,20 +46,7 @@ class Cell:
     configs: tuple[RunConfig, ...]
     metric: str = "accuracy"
     paper_runs: int = 1          # runs the paper averaged; fewer finished runs make the row "reduced"
-
-
-@functools.lru_cache(maxsize=None)
-def paper_values() -> pd.DataFrame:
-    frames = [pd.read_csv(f, dtype={"labeled": str}, keep_default_na=False) for f in sorted(PAPER_VALUES.glob("*.csv"))]
-    return pd.concat(frames, ignore_index=True)
-
-
-def paper_value(paper: str, table: str, setting: str, labeled: str, dataset: str, method: str,
-                metric: str = "accuracy") -> float | None:
-    pv = paper_values()
-    hit = pv[(pv.paper == paper) & (pv.table == table) & (pv.setting == setting) & (pv.labeled == labeled)
-             & (pv.dataset == dataset) & (pv.method == method) & (pv.metric == metric)]
-    return float(hit.value.iloc[0]) if len(hit) else None
+    paper_value: float | None = None    # what the paper printed at these coordinates; None where nothing
 
 
 @functools.lru_cache(maxsize=None)
@@ -129,8 +119,7 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
     for cell in cells:
         row = {"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
                "dataset": cell.dataset, "method": cell.method, "metric": cell.metric,
-               "paper_value": paper_value(cell.paper, cell.table, cell.setting, cell.labeled, cell.dataset,
-                                          cell.method, cell.metric),
+               "paper_value": cell.paper_value,
                "reproduced_value": math.nan, "reproduced_std": math.nan, "n_runs": 0,
                "profile": profile.name, "device": device, "seconds": 0.0}
         if not dataset_available(cell.dataset):
@@ -182,17 +171,30 @@ WITHIN_POINTS = 1.5          # a cell is "within" when its reproduced value is t
 KEY = ["paper", "table", "setting", "labeled", "dataset", "method", "metric"]
 
 
-def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None = None) -> Path:
+# Paper -> a function of its published rows giving its cells beyond WITHIN_POINTS, each with a boolean
+# `cause_measured` and the KEY columns but `paper` (e.g. papers.fedsiam.explain_published); the papers'
+# registry gathers them (papers.far_cell_causes) and summary counts them.
+FarCellCauses = Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]]
+
+
+def published_results(folder: Path) -> pd.DataFrame:
+    """Every notebook's results CSV in `folder` (results/), one frame; report.csv, their merge, left out."""
+    frames = [read_results(f) for f in sorted(glob.glob(str(Path(folder) / "*.csv"))) if not f.endswith("report.csv")]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+
+
+def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None = None, *,
+                  far_cell_causes: FarCellCauses) -> Path:
     """Merge the profile's results/*.csv into report.csv and REPORT.md; the README's summary follows
     the committed results (quick and paper), never a smoke or headline slice."""
     from .paths import SEPARATE_PROFILES
     folder = results_dir(profile_name)
-    frames = [read_results(f) for f in sorted(glob.glob(str(folder / "*.csv"))) if not f.endswith("report.csv")]
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    frame = published_results(folder)
     atomic_write_text(folder / "report.csv", frame.to_csv(index=False))
-    atomic_write_text(folder / "REPORT.md", render_markdown(frame, notebook_seconds or {}, profile_name))
+    atomic_write_text(folder / "REPORT.md", render_markdown(frame, notebook_seconds or {}, profile_name,
+                                                            far_cell_causes=far_cell_causes))
     if profile_name not in SEPARATE_PROFILES:
-        replace_readme_block(README_START, README_END, summary_markdown(frame))
+        replace_readme_block(README_START, README_END, summary_markdown(frame, far_cell_causes))
     return folder / "REPORT.md"
 
 
@@ -266,9 +268,10 @@ def claim_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
     return claims.assign(target=target, verdict=verdict.values)
 
 
-def summary(frame: pd.DataFrame) -> pd.DataFrame:
+def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None) -> pd.DataFrame:
     """Per paper: the cells with a printed value, how many were measured at the paper's protocol or a
-    reduced one, how many land within WITHIN_POINTS, how many wait for data, and the claims' verdicts."""
+    reduced one, how many land within WITHIN_POINTS, of those beyond it how many have a measured cause
+    (`far_cell_causes`; "—" for a paper without), how many wait for data, and the claims' verdicts."""
     cells = best_protocol(frame[~is_claim(frame) & frame.paper_value.notna()])
     measured = cells[cells.n_runs > 0]
     rows = []
@@ -280,7 +283,7 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
                      "reduced only": int((done.profile != "paper").sum()),
                      f"within {WITHIN_POINTS:g} points": int(((done.reproduced_value - done.paper_value).abs()
                                                                <= WITHIN_POINTS).sum()),
-                     "beyond it, cause measured": _far_cells_with_cause(paper, frame, done),
+                     "beyond it, cause measured": _far_cells_with_cause(paper, frame, done, far_cell_causes or {}),
                      "needs data": int((mine.status == NEEDS_DATA).sum()),
                      # a value with no run behind it: worked out from the paper's setting (FedAnchor's
                      # communication overhead), so the columns add up to the cells
@@ -289,21 +292,20 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame) -> str:
+def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, far_cell_causes: FarCellCauses) -> str:
     """'k of n': of the paper's n measured cells beyond WITHIN_POINTS, the k its notebooks measured a
-    cause for (experiments.FAR_CELL_CAUSES); '—' for a paper whose notebooks measure none."""
-    from .experiments import FAR_CELL_CAUSES      # here, not at the top: the experiments build on this module
-    if paper not in FAR_CELL_CAUSES:
+    cause for (`far_cell_causes[paper]`); '—' for a paper whose notebooks measure none."""
+    if paper not in far_cell_causes:
         return "—"
     far = done[(done.reproduced_value - done.paper_value).abs() > WITHIN_POINTS]
-    causes = FAR_CELL_CAUSES[paper](frame[frame.paper == paper])
+    causes = far_cell_causes[paper](frame[frame.paper == paper])
     key = [k for k in KEY if k != "paper"]
     explained = far.merge(causes.loc[causes.cause_measured.astype(bool), key].drop_duplicates(), on=key)
     return f"{len(explained)} of {len(far)}"
 
 
-def summary_markdown(frame: pd.DataFrame) -> str:
-    table = summary(frame)
+def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None) -> str:
+    table = summary(frame, far_cell_causes)
     claims = claim_verdicts(frame)
     out = io.StringIO()
     out.write("Cells are the paper's printed values; each is counted at its best protocol measured (the paper's, "
@@ -319,7 +321,55 @@ def summary_markdown(frame: pd.DataFrame) -> str:
     return out.getvalue()
 
 
-def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], profile_name: str = "quick") -> str:
+def results_tables_markdown(frame: pd.DataFrame, papers: Sequence[str],
+                            display_names: Mapping[str, str] | None = None) -> str:
+    """The cells of `papers` measured at the paper's own protocol, one table per (table, dataset,
+    metric): a row per column of the paper's table (setting, labeled), a column per method (its
+    display name), each entry ours ± the std over seeds, the paper's value in parentheses. What a
+    paper's README shows; every row, reduced ones included, is in results/REPORT.md."""
+    names = display_names or {}
+    mine = frame[frame.paper.isin(list(papers)) & ~is_claim(frame) & frame.paper_value.notna()]
+    rows = best_protocol(mine) if len(mine) else mine
+    rows = rows[(rows.profile == "paper") & (rows.n_runs > 0) & rows.reproduced_value.notna()]
+    if rows.empty:
+        return ("No cell of this paper has been measured at its protocol yet; its reduced-protocol rows are in "
+                "[results/REPORT.md](../../../results/REPORT.md).\n")
+    out = io.StringIO()
+    out.write("Ours at the paper's protocol, mean ± std over seeds (the paper's value in parentheses), from the "
+              "committed results; every row, reduced ones included, is in "
+              "[results/REPORT.md](../../../results/REPORT.md).\n")
+    for (paper, table, dataset, metric), part in rows.groupby(["paper", "table", "dataset", "metric"], sort=False):
+        methods = list(dict.fromkeys(part.method))
+        out.write(f"\n**{paper} · {table} · {dataset} · {metric}**\n\n")
+        out.write("| setting | labeled | " + " | ".join(names.get(m, m) for m in methods) + " | seeds |\n")
+        out.write("|---|---|" + "---|" * len(methods) + "---|\n")
+        for (setting, labeled), column in sorted(part.groupby(["setting", "labeled"]), key=_column_order):
+            by_method = {r.method: r for r in column.itertuples()}
+            entries = []
+            for m in methods:
+                r = by_method.get(m)
+                if r is None:
+                    entries.append("")
+                    continue
+                spread = "" if math.isnan(r.reproduced_std) else f" ± {r.reproduced_std:.2f}"
+                entries.append(f"{r.reproduced_value:.2f}{spread} ({r.paper_value:g})")
+            seeds = sorted({int(n) for n in column.n_runs})
+            n = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}–{seeds[-1]}"
+            out.write(f"| {setting} | {labeled} | " + " | ".join(entries) + f" | {n} |\n")
+    return out.getvalue()
+
+
+def _column_order(group) -> tuple:
+    """A table column's place: by its labeled amount (γ or a label count, as a number), then its setting."""
+    (setting, labeled), _ = group
+    try:
+        return (0, float(labeled), setting)
+    except ValueError:
+        return (1, 0.0, f"{labeled} {setting}")
+
+
+def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], profile_name: str = "quick",
+                    far_cell_causes: FarCellCauses | None = None) -> str:
     out = io.StringIO()
     # quick and paper publish into one folder: the title names the profiles of the rows, not only the last job's
     profiles = sorted(set(frame.profile) & set(PROFILES)) if "profile" in frame else []
@@ -335,7 +385,7 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
         out.write("\n**Smoke profile: a wiring check of 2-round runs. Its numbers measure nothing about the methods "
                   "and are not shown; see results/REPORT.md for measurements.**\n")
         frame = frame.assign(reproduced_value=np.nan, reproduced_std=np.nan)
-    out.write("\n## Summary\n\n" + summary_markdown(frame))
+    out.write("\n## Summary\n\n" + summary_markdown(frame, far_cell_causes))
     for (paper, table), part in frame.groupby(["paper", "table"], sort=False):
         out.write(f"\n## {paper} — {table}\n\n")
         waiting = part[part.status == NEEDS_DATA]
@@ -364,11 +414,11 @@ def _markdown_table(frame: pd.DataFrame) -> str:
     return head + body
 
 
-def replace_readme_block(start: str, end: str, body: str) -> bool:
-    """Put `body` between the README's `start` and `end` markers (atomically); False when the
-    README or a marker is missing."""
-    from .store_integrity import exclusive
-    readme = project_root() / "README.md"
+def replace_readme_block(start: str, end: str, body: str, readme: Path | None = None) -> bool:
+    """Put `body` between the `start` and `end` markers of `readme` (default: the project's README.md),
+    atomically; False when the file or a marker is missing."""
+    from .store import exclusive
+    readme = Path(readme) if readme is not None else project_root() / "README.md"
     if not readme.exists():
         return False
     with exclusive(project_root() / ".README.lock"):      # bench and reproduce both write blocks of it

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
-from .paths import project_root, results_dir
+from .papers import far_cell_causes, update_readmes
+from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .publish import STAGING_ENV, publish
 from .report import merge_results
-from .runs import atomic_write_text
-from .store_integrity import exclusive
+from .store import atomic_write_text, exclusive
 
 PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
 # One notebook per paper whose cells answer the paper's headline question: these run first, and they
@@ -104,27 +104,30 @@ def reproduce(profile: str = "headline", only: str | None = None, device: str = 
               replace_figures: bool = False, train_only: bool = False) -> Path | None:
     """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
-    of one table with --only). `executor` trains the runs: "local" (this machine's processes) or "ray"
-    (default $FSSL_EXECUTOR, else local; runs.run_all); `gpus_per_run` is a CUDA run's share of a GPU on Ray.
+    of one table with --only). `executor` trains the runs: "local" (this machine's processes, `workers` of
+    them) or "ray" (default $FSSL_EXECUTOR, else local; executors.run_all); `gpus_per_run` is a CUDA run's
+    share of a GPU on Ray.
     `dry_run`: print the plan (runs to train, runs read back, the estimated time) and stop there, before
     anything is trained, executed or written; returns None. `replace_figures`: the figures of a run narrowed
     by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure).
     `train_only`: train the plan's runs and stop before any notebook runs; returns None."""
-    from .runs import executor_named, sigterm_as_interrupt
+    from .executors import executor_named, sigterm_as_interrupt
 
-    runner = executor_named(executor, **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
+    runner = executor_named(executor, workers=workers,
+                            **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, workers, runner, dry_run, replace_figures, train_only)
+        return _reproduce(profile, only, device, parameters, runner, dry_run, replace_figures, train_only)
 
 
-def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False,
+def _reproduce(profile, only, device, parameters, runner, dry_run=False,
                replace_figures=False, train_only=False) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
+    from .executors import run_all
     from .plan import plan_job, plan_notebook
     from .profiles import get_profile
-    from .runs import RunStore, default_workers, run_all
+    from .store import RunStore
 
     profile = get_profile(profile).name       # $FSSL_PROFILE (the test suite's) wins, in the kernels too
     # kernels run in notebooks/: they must see the data and outputs the job sees
@@ -156,17 +159,12 @@ def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False
                     raise ConfigError(f"reproduce: --param {', '.join(f'{k}={v!r}' for k, v in parameters.items())} "
                                       f"leaves {plan.notebook} no cell to reproduce (it has {len(unnarrowed)} at "
                                       f"profile {profile} without them)")
-    if runner is not None and job.pending and not dry_run:
-        with runner:         # one Ray for the estimate (its CPUs and GPUs) and the training
-            print(job.describe(runner.slots(job.pending)), flush=True)
-            run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
-    else:
-        workers = default_workers(job.pending) if workers is None else workers
-        print(job.describe(workers), flush=True)
+    with runner:         # one executor for the estimate (Ray: its CPUs and GPUs) and the training
+        print(job.describe(runner.slots(job.pending)), flush=True)
         if dry_run:
             print("[reproduce] dry run: nothing trained, executed or written", flush=True)
             return None
-        run_all(job.pending, store=store, workers=workers, estimate=job.estimate, executor="local")
+        run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
     if train_only:
         print(f"[reproduce] train only: {len(job.pending)} run(s) trained; no notebook executed, nothing published",
               flush=True)
@@ -195,6 +193,8 @@ def _reproduce(profile, only, device, parameters, workers, runner, dry_run=False
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
         for note in notes:
             print(f"[notebook {i}/{len(selected)}]   {note}", flush=True)
-    report = merge_results(profile, record_seconds(profile, seconds))
+    report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes())
+    if profile not in SEPARATE_PROFILES:      # as the README's summary: the committed results only
+        update_readmes()
     print(f"[reproduce] report: {report}")
     return report

@@ -390,7 +390,7 @@ class DirichletExplorer(_Explorer):
                    else f"no μ on the slider with {clients} clients",
                    f"{fewer} clients at μ={three_digits(mu)}" if fewer is not None
                    else f"no fewer clients at μ={three_digits(mu)}"]
-        return (f"μ={three_digits(mu)} with {clients} clients: no partition. None of {_partition.MAX_DIRICHLET_DRAWS} "
+        return (f"μ={three_digits(mu)} with {clients} clients: no partition. None of {_partition.constructions.MAX_DIRICHLET_DRAWS} "
                 f"Dirichlet draws gave every client at least {MIN_CLIENT_SIZE} of the {left} unlabeled samples "
                 f"(the runs' min_client_size rule, so a run with these values would stop too). Nearest that "
                 f"draw at seed {seed}: {nearest[0]}, or {nearest[1]}.")

@@ -47,7 +47,7 @@ figures = [2, 3, 4, 6, 7, 8, 9]
 seeds = None
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedanchor
+from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)

@@ -44,7 +44,7 @@ rounds = None                           # None: the profile's scope (quick: 1, 1
 samples = 2000                          # test images drawn
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedanchor
+from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -58,7 +58,8 @@ from sklearn.metrics import silhouette_score
 from fssl_core.latent import test_embeddings, tsne_2d
 from fssl_core.plots import latent_scatter, save_figure
 from fssl_core.report import dataset_available
-from fssl_core.runs import RunStore, run_all
+from fssl_core.executors import run_all
+from fssl_core.store import RunStore
 
 available = dataset_available(dataset)
 if available:

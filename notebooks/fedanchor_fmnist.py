@@ -73,7 +73,7 @@ diagnostics = None                      # variants that explain a result (not th
 seeds = None                            # None: the profile's share of seeds 1-3
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedanchor
+from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)

@@ -42,7 +42,7 @@ device = "cpu"                          # cpu | cuda
 seeds = None                            # None: the profile's share of seeds 1-3
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedanchor
+from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -60,5 +60,6 @@ save_notebook_results(results, "fedanchor_table3", run_profile)
 comparison_table(results)
 
 # %%
-fig, ax = paper_vs_reproduced(results, title=f"FedAnchor Table 3 (profile {run_profile.name}, {device})")
+fig, ax = paper_vs_reproduced(results, title=f"FedAnchor Table 3 (profile {run_profile.name}, {device})",
+                              display_names=fedanchor.DISPLAY_NAMES)
 save_figure(fig, "fedanchor_table3", run_profile.name)

@@ -22,7 +22,7 @@
 # 128-d anchor head. No training is needed: the value is computed from the parameter count of the
 # package's own ResNet-18, so the table checks the network as much as the arithmetic.
 #
-# Reading choice (`experiments/fedanchor.py`): w̄ is ResNet-18 *without* the anchor head, which is
+# Reading choice (`papers/fedanchor/cells.py`): w̄ is ResNet-18 *without* the anchor head, which is
 # what FedAvg transmits. It reproduces all seven printed values; counting the anchor head's 65,664
 # parameters in w̄ would print 5.69% instead of 5.73% for 5,000 CIFAR-10 anchors.
 
@@ -32,7 +32,7 @@ device = "cpu"
 model = "resnet18"         # Table 1's network; "wrn28_2" shows the same overhead for Table 2's
 
 # %%
-from fssl_core.experiments import fedanchor
+from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 from fssl_core.report import comparison_table, save_notebook_results
 

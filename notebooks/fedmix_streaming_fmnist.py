@@ -29,15 +29,15 @@
 #
 # Profiles: `smoke` checks the wiring; `quick` runs the FedSiam MNIST CNN instead of ResNet-9 for
 # 50 rounds (5 passes over the stream) with one seed (rows *reduced*); `paper` runs ResNet-9 for
-# 150 rounds (use a GPU). Reading choices are in `fssl_core/experiments/fedmix.py` and
+# 150 rounds (use a GPU). Reading choices are in `fssl_core/papers/fedmix/cells.py` and
 # `fssl_core/algorithms/fedmix.py` (what crosses the network, the pseudo-label, the unstated
 # hyperparameters).
 #
 # Every method, the baseline included, trains with one optimiser: SGD, lr 1e-3 (both papers: "both
 # our model and baseline use SGD ... initial learning rate 1e-3", EN line 201, ZH line 235), momentum
-# 0.9, weight decay 1e-4; the claims are measured under it. FedMatch used to run at momentum 0, a
-# step about 10x smaller than FedMix's (issue 19 item 5); momentum 0 for every method is a row of
-# the sensitivity table at the end.
+# 0.9, weight decay 1e-4; the claims are measured under it. FedMatch's official momentum 0 gives it a
+# step about 10x smaller than FedMix's; momentum 0 for every method is a row of the sensitivity
+# table at the end.
 
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper
@@ -47,7 +47,7 @@ methods = None                          # None: the profile's scope (quick: supe
 seeds = None                            # None: seed 1
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedmix
+from fssl_core.papers import fedmix
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -81,7 +81,7 @@ fig, ax = round_curves(accuracy_curve, title=f"streaming non-IID Fashion-MNIST (
 save_figure(fig, "fedmix_streaming_fmnist", run_profile.name)
 
 # %% [markdown]
-# ## Why FedMix trails SL here: a sensitivity table (issue 19 item 6)
+# ## Why FedMix trails SL here: a sensitivity table
 #
 # At quick (MNIST CNN, 50 rounds) FedMix-FedLoss and -FedFreq end far below SL, FedMix's own σ
 # alone (the table above). No bug was found (ψ^k starts from ω_t, σ from ω_t, the mix takes ψ_{t+1},
@@ -93,7 +93,7 @@ save_figure(fig, "fedmix_streaming_fmnist", run_profile.name)
 # follows FedMix's curve.
 
 # %%
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 
 fedloss = next((c for c in cells if c.method == "fedmix_fedloss" and c.metric == "accuracy" and c.configs), None)
 fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None

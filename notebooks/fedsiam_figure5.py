@@ -32,7 +32,7 @@ target_accuracy = {"svhn": 85.0, "mnist": 95.0}   # the dotted line (the paper p
 seeds = None
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)

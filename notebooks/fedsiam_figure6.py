@@ -34,7 +34,7 @@ mus = None                              # None: the profile's scope (quick and p
 seeds = None
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)

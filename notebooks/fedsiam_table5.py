@@ -21,7 +21,7 @@
 # Non-IID-I/II/III, on MNIST, CIFAR-10 and SVHN. Shared parameters are the paper's Table 2
 # (K=100 clients, B=10 per round, lr 0.01, momentum 0.9, weight decay 1e-4), whose slashed pairs
 # we read as labels-at-client / labels-at-server: here R_G = 50 rounds on every dataset, R_L = 5
-# local epochs, batch 10 (evidence in `experiments/fedsiam.py`: Table 3's 30 + 20 FedSem rounds,
+# local epochs, batch 10 (evidence in `papers/fedsiam/cells.py`: Table 3's 30 + 20 FedSem rounds,
 # §4.4's "total 50 rounds" on all three datasets, the authors' README's `--epochs 50`; the
 # alternative, 150 rounds on CIFAR-10 and 200 on SVHN, clips Eq. 12's τ to a 0.19 mean).
 #
@@ -70,7 +70,7 @@ protocol_check_methods = ["fedavg", "fedavg_plus", "fedsem", "fedsiam_pi", "feds
 authors_rows = True
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -198,7 +198,8 @@ pd.DataFrame({
 }).round(2)
 
 # %%
-fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 5 (profile {run_profile.name}, {device})")
+fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 5 (profile {run_profile.name}, {device})",
+                              display_names=fedsiam.DISPLAY_NAMES)
 save_figure(fig, "fedsiam_table5", run_profile.name)
 
 # %% [markdown]

@@ -22,7 +22,7 @@
 # Eq. 8, one epoch, `server_epochs`); clients train on unlabeled data only, so FedAvg, FedAvg+,
 # FedSem and FedSiam-D do not apply (paper §4.3) and the table compares FedFixMatch, FedMatch,
 # FedSiam-Π and FedSiam-MT. Shared parameters are Table 2's, whose slashed pairs we read as
-# labels-at-client / labels-at-server (`experiments/fedsiam.py`): here R_L = 1 local epoch and
+# labels-at-client / labels-at-server (`papers/fedsiam/cells.py`): here R_L = 1 local epoch and
 # batch 100, and R_G = 200 rounds on MNIST and CIFAR-10, 150 on SVHN (the paper's "150/200",
 # assigned as the authors' labels-at-server README runs them). The alternative, the labels-at-client
 # values (R_L 5, batch 10, 50 rounds on MNIST), is what earlier versions ran. The authors' code cuts
@@ -47,7 +47,7 @@ seeds = None                            # None: the profile's share of the paper
 server_alone_seeds = None               # the server-alone rows' seeds (a few minutes a run); None: seeds
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -76,7 +76,8 @@ save_notebook_results(pd.concat([results, claims, authors_code, server_alone, se
 comparison_table(results)
 
 # %%
-fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 6 (profile {run_profile.name}, {device})")
+fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 6 (profile {run_profile.name}, {device})",
+                              display_names=fedsiam.DISPLAY_NAMES)
 save_figure(fig, "fedsiam_table6", run_profile.name)
 
 # %% [markdown]

@@ -35,7 +35,7 @@ variants = None                         # None: the profile's scope (quick and p
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -60,7 +60,8 @@ save_notebook_results(pd.concat([results, claims, authors_results], ignore_index
 comparison_table(results)
 
 # %%
-fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 7 (profile {run_profile.name}, {device})")
+fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 7 (profile {run_profile.name}, {device})",
+                              display_names=fedsiam.DISPLAY_NAMES)
 save_figure(fig, "fedsiam_table7", run_profile.name)
 
 # %% [markdown]

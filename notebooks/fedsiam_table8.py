@@ -32,7 +32,7 @@ settings = None                         # None: the profile's scope (quick and p
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %% tags=["plan"]
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -57,7 +57,8 @@ save_notebook_results(pd.concat([results, claims, authors_results], ignore_index
 comparison_table(results)
 
 # %%
-fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 8 (profile {run_profile.name}, {device})")
+fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 8 (profile {run_profile.name}, {device})",
+                              display_names=fedsiam.DISPLAY_NAMES)
 save_figure(fig, "fedsiam_table8", run_profile.name)
 
 # %% [markdown]

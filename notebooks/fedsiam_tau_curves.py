@@ -36,7 +36,7 @@ import pandas as pd
 from fssl_core.algorithms.fedsiam import tau_schedule
 from fssl_core.plots import save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 from fssl_core.widgets import TauExplorer, plot_tau_curve
 
 run_profile = get_profile(profile)
@@ -57,7 +57,7 @@ pd.DataFrame(rows)
 # %% [markdown]
 # Clipping costs the linear curve little (compare its realised mean with 1 − μ above). The
 # rectangle curve's plateau, (1 − μ)·R_G/(ϕ_g − φ_g), is 0.83 at R_G = 50, the labels-at-client
-# rounds on every dataset (our reading of Table 2, `experiments/fedsiam.py`), so it is not clipped
+# rounds on every dataset (our reading of Table 2, `papers/fedsiam/cells.py`), so it is not clipped
 # and its mean comes close to 1 − μ. Under the previous reading (CIFAR-10 at 150 rounds) the plateau
 # was 2.5, clipped to 1 on the rounds strictly between φ_g and ϕ_g only, and the realised mean fell
 # to 0.19: μ did not set the communication the paper says it does. That mismatch was evidence

@@ -1,16 +1,16 @@
-"""Finished runs written without training, sealed as the store writes them (runs.py), for tests of
+"""Finished runs written without training, sealed as the store writes them (store/integrity.py), for tests of
 what reads a store (plans, reports). A row needs round, seconds and the bytes; accuracy where evaluated."""
 import json
 
-from fssl_core.runs import OK, RunStore, _save_checkpoint, _write_rows, write_result
+from fssl_core.store import OK, RunStore, save_checkpoint, write_result, write_rows
 
 
 def fake_finished_run(store: RunStore, cfg, rows: list[dict], status: str = OK, num_classes: int = 10):
     d = store.dir(cfg)
     d.mkdir(parents=True)
     (d / "config.json").write_text(json.dumps(cfg.to_dict()))
-    _write_rows(d, rows)
-    _save_checkpoint(d, cfg, len(rows), {}, rows)
+    write_rows(d, rows)
+    save_checkpoint(d, cfg, len(rows), {}, rows)
     return write_result(d, cfg, rows, status, None, model_parameters=0, num_classes=num_classes)
 
 

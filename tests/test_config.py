@@ -6,7 +6,7 @@ from dataclasses import fields
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fssl_core.config import _INTERVALS, _RULES, ConfigError, RunConfig, _field_types
+from fssl_core.config import ConfigError, RunConfig, _field_types, field_intervals, field_rules
 from fssl_core.data.datasets import data_root
 
 
@@ -244,7 +244,7 @@ def test_every_notebook_plan_builds_at_every_profile(profile, monkeypatch, tmp_p
     """plan_job builds each notebook's RunConfigs (a ConfigError would fail it); ~10 s for the four."""
     from fssl_core.plan import plan_job
     from fssl_core.reproduce import notebooks
-    from fssl_core.runs import RunStore
+    from fssl_core.store import RunStore
     monkeypatch.delenv("FSSL_PROFILE", raising=False)
     job = plan_job(notebooks(profile=profile), {"profile": profile, "device": "cpu"}, RunStore(tmp_path))
     assert sum(len(nb.configs) for nb in job.notebooks) > 0
@@ -270,22 +270,22 @@ BASES = [
 def _values(name: str):
     """Values for field `name`: mostly of its type, near and beyond its bounds (NaN, ±inf, huge ints,
     empty strings included), sometimes of another type."""
-    kind, rule = _field_types()[name], _RULES.get(name)
+    kind, rule = _field_types()[name], field_rules().get(name)
     wrong = st.one_of(st.none(), st.text(max_size=4), st.lists(st.integers(), max_size=2), st.booleans())
     if kind is float:
-        interval = _INTERVALS[name]
+        interval = field_intervals()[name]
         near = st.floats(min_value=max(float(interval.low), -1e6), max_value=min(float(interval.high), 1e6))
         odd = st.one_of(st.floats(), st.sampled_from([math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, 1e-300]),
                         st.integers(), st.just(10**400))
     elif kind is int:
-        interval = _INTERVALS[name]
+        interval = field_intervals()[name]
         near = st.integers(min_value=int(interval.low), max_value=min(int(interval.high), int(interval.low) + 1000))
         odd = st.one_of(st.integers(), st.integers(-3, -1), st.just(10**20), st.just(int(interval.high) + 1),
                         st.floats())
     elif kind is bool:
         near, odd = st.booleans(), st.integers(0, 1)
     else:
-        near = st.sampled_from(rule()) if callable(rule) else st.text(max_size=12)
+        near = st.sampled_from(tuple(rule() if callable(rule) else rule)) if rule else st.text(max_size=12)
         odd = st.one_of(st.text(max_size=12), st.just(""), st.integers(), st.floats())
     # 6 in 10 near the allowed values, 3 odd ones, 1 of another type
     return st.integers(0, 9).flatmap(lambda i: near if i < 6 else odd if i < 9 else wrong)

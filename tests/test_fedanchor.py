@@ -1,7 +1,7 @@
 """FedAnchor: Table 4 from the real parameter count."""
 import pytest
 
-from fssl_core.experiments import fedanchor
+from fssl_core.papers import fedanchor
 
 
 def test_table4_matches_every_printed_digit():
@@ -28,7 +28,7 @@ import torch
 from fssl_core.algorithms.fedanchor import anchor_pseudo_labels, label_contrastive_loss
 from fssl_core.config import RunConfig
 from fssl_core.engine import Federation
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
 
@@ -93,16 +93,15 @@ def test_fedanchor_round_sends_the_anchor_embeddings_and_logs_pseudo_label_quali
     assert trained * params == first["upload_bytes"] and trained <= 2
 
 
-# --- experiments -------------------------------------------------------------------------------
+# --- cells ------------------------------------------------------------------------------------
 import pandas as pd
 
 from fssl_core.algorithms.semifl import mixup_loss
 from fssl_core.profiles import PROFILES
-from fssl_core.report import paper_values
 
 
 def test_every_printed_accuracy_of_tables_1_to_3_is_a_cell_or_a_named_missing_method():
-    pv = paper_values()
+    pv = fedanchor.paper_values()
     for table in ("table1", "table2", "table3"):
         printed = pv[(pv.paper == "fedanchor") & (pv.table == table) & (pv.metric == "accuracy")]
         cells = fedanchor.table_cells(table, PROFILES["paper"], "cpu")

@@ -10,7 +10,7 @@ from fssl_core.algorithms.base import Context
 from fssl_core.algorithms.fedfixmatch import FedFixMatch, fixmatch_unlabeled_loss
 from fssl_core.config import RunConfig
 from fssl_core.models import build_model
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 from fssl_core.engine import Federation
 from fssl_core.training import Step
 
@@ -114,7 +114,7 @@ def test_tiny_labels_at_server_run_trains_on_the_servers_labels(tmp_path):
 def test_table6s_server_step_alone_leaves_the_global_model_the_servers():
     # TABLE6_SERVER_STEP: FedFixMatch with λ_u = 0 at labels-at-server; its clients take gradient-free steps
     # (weight decay alone), so the round's global model is the server step's model up to that shrink
-    from fssl_core.experiments.fedsiam import TABLE6_SERVER_STEP
+    from fssl_core.papers.fedsiam import TABLE6_SERVER_STEP
     cfg = RunConfig(algorithm="fedfixmatch", partition="server_iid", labeled_ratio=0.01, clients=100,
                     clients_per_round=3, rounds=1, local_epochs=1, batch_size=100, **TABLE6_SERVER_STEP)
     fed = Federation.build(cfg)

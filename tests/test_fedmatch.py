@@ -12,7 +12,7 @@ from fssl_core.batches import DataView, Plan, UnlabeledPart
 from fssl_core.config import RunConfig
 from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
 from .fake_batches import mixed_batch

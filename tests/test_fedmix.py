@@ -116,49 +116,46 @@ def test_participations_replay_the_sampling_and_the_supervised_baseline_sends_no
 
 
 def test_cifar_figures_carry_both_papers_coordinates_and_the_cells_own_weights():
-    from fssl_core.experiments import fedmix as experiments
+    from fssl_core.papers import fedmix
     from fssl_core.profiles import PROFILES
-    from fssl_core.report import paper_value
     paper = PROFILES["paper"]
-    cells = experiments.figure4_cells(paper, "cpu") + experiments.figure6_cells(paper, "cpu")
-    valued = {(c.paper, c.table, c.setting, c.labeled, c.method): paper_value(c.paper, c.table, c.setting, c.labeled,
-                                                                             c.dataset, c.method, c.metric)
-              for c in cells if c.metric == "accuracy"}
+    cells = fedmix.figure4_cells(paper, "cpu") + fedmix.figure6_cells(paper, "cpu")
+    valued = {(c.paper, c.table, c.setting, c.labeled, c.method): c.paper_value for c in cells if c.metric == "accuracy"}
     assert valued[("fedmix_fedfreq", "fig4", "noniid", "1000", "fedmix_fedfreq")] == 47.5
     assert valued[("fedmix_fedloss", "table1", "server_only", "1000", "supervised_server")] == 19.3
     assert valued[("fedmix_fedloss", "fig7", "unspecified", "800", "fedmix_fedloss")] == 47.0
     cfg = next(c for c in cells if c.table == "fig4" and c.setting == "dir0.1" and c.method == "fedmix_fedloss").configs[0]
     assert (cfg.partition, cfg.dirichlet_alpha, cfg.clients, cfg.clients_per_round, cfg.resplit_train, cfg.resplit_test,
             cfg.server_labeled, cfg.model, cfg.rounds) == ("server_dirichlet", 0.1, 100, 5, 56000, 2000, 1000, "resnet9", 150)
-    grid = experiments.figure5_cells(paper, "cpu")
+    grid = fedmix.figure5_cells(paper, "cpu")
     weights = {c.setting: (c.configs[0].mix_alpha, c.configs[0].mix_beta) for c in grid}
     assert weights["dir0.1 a=0.20 b=0.50 g=0.30"] == (0.2, 0.5)          # the cell's weights, not the method's
-    assert {c.configs[0].dirichlet_alpha for c in experiments.figure6_cells(paper, "cpu") if c.table == "fig6"} == \
+    assert {c.configs[0].dirichlet_alpha for c in fedmix.figure6_cells(paper, "cpu") if c.table == "fig6"} == \
         {0.1, 1.0, 10.0, 100.0}
 
 
 def test_the_claims_compare_methods_under_one_optimiser():
-    # issue 19 item 5: FedMatch once ran at momentum 0 beside FedMix at 0.9 (a 10x smaller step)
-    from fssl_core.experiments import fedmix as experiments
+    # FedMatch at momentum 0 beside FedMix at 0.9 would take a 10x smaller step than the method it is measured against
+    from fssl_core.papers import fedmix
     from fssl_core.profiles import PROFILES
     for profile in ("quick", "paper"):
-        cells = experiments.streaming_cells(PROFILES[profile], "cpu", methods=list(experiments.METHODS))
-        cells += experiments.figure4_cells(PROFILES[profile], "cpu")
+        cells = fedmix.streaming_cells(PROFILES[profile], "cpu", methods=list(fedmix.METHODS))
+        cells += fedmix.figure4_cells(PROFILES[profile], "cpu")
         optimisers = {(c.configs[0].lr, c.configs[0].momentum, c.configs[0].weight_decay) for c in cells}
         assert len(optimisers) == 1, optimisers
 
 
 def test_the_conference_cells_run_fedfreq_with_its_argmax_pseudo_label():
-    # issue 19 item 5: EN Fig. 6(b) was filled from the journal's FedLoss runs, and EN cells sharpened
-    from fssl_core.experiments import fedmix as experiments
+    # EN Fig. 6(b) is the conference's own FedMix, not the journal's FedLoss runs, and EN cells do not sharpen
+    from fssl_core.papers import fedmix
     from fssl_core.profiles import PROFILES
-    cells = experiments.figure4_cells(PROFILES["paper"], "cpu") + experiments.figure6_cells(PROFILES["paper"], "cpu")
-    english = [c for c in cells if c.paper == experiments.EN_PAPER]
+    cells = fedmix.figure4_cells(PROFILES["paper"], "cpu") + fedmix.figure6_cells(PROFILES["paper"], "cpu")
+    english = [c for c in cells if c.paper == fedmix.EN_PAPER]
     assert {(c.table, c.setting, c.labeled) for c in english} == {
         ("fig4", "iid", "1000"), ("fig4", "noniid", "1000"),
         ("fig6", "unspecified", "700"), ("fig6", "unspecified", "800"), ("fig6", "unspecified", "1000")}
     assert {(c.configs[0].client_weighting, c.configs[0].fedmix_pseudo_label) for c in english} == {("fedfreq", "argmax")}
-    journal = [c for c in cells if c.paper == experiments.PAPER and c.method.startswith("fedmix")]
+    journal = [c for c in cells if c.paper == fedmix.PAPER and c.method.startswith("fedmix")]
     assert {c.configs[0].fedmix_pseudo_label for c in journal} == {"sharpen"}
     en_800 = next(c for c in english if c.table == "fig6" and c.labeled == "800").configs[0]
     zh_800 = next(c for c in journal if c.table == "fig7" and c.labeled == "800").configs[0]
@@ -168,7 +165,7 @@ def test_the_conference_cells_run_fedfreq_with_its_argmax_pseudo_label():
 
 @requires_mnist
 def test_while_no_pseudo_label_passes_a_fedmix_round_is_the_supervised_step_times_beta():
-    # issue 19 item 6: clients start from ω_t (Algorithm 1 line 13, both papers); before the model is
+    # clients start from ω_t (Algorithm 1 line 13, both papers); before the model is
     # confident no sample passes τ, so with λ_2 = 0 L_u is exactly 0, ψ^k = ω_t and Eq. 9 leaves
     # ω_{t+1} = ω_t + β (σ_{t+1} − ω_t): SL's step shrunk by β. This is why FedMix trails SL on the
     # streaming setting (notebooks/fedmix_streaming_fmnist).

@@ -11,7 +11,7 @@ from fssl_core.config import RunConfig
 from fssl_core.data.augment import augment_spec_for
 from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 from fssl_core.training import Step
 
 from .conftest import requires_mnist

@@ -8,7 +8,7 @@ from fssl_core.algorithms.fedsiam import (boundary, fsm, parameter_layers, tau_l
                                           tau_schedule)
 from fssl_core.config import ConfigError, RunConfig
 from fssl_core.models import build_model
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
 

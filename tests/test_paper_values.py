@@ -1,4 +1,4 @@
-"""Checks of the transcribed paper numbers in fssl_core/paper_values/*.csv.
+"""Checks of the transcribed paper numbers in fssl_core/papers/<paper>/values*.csv.
 
 Always run: exact header, parseable values, unique keys, id vocabulary, table completeness
 (row counts) and hand-verified spot checks. When the paper text files are available
@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-VALUES_DIR = Path(__file__).resolve().parents[1] / "fssl_core" / "paper_values"
+VALUES_DIR = Path(__file__).resolve().parents[1] / "fssl_core" / "papers"
 HEADER = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "value", "unit", "source"]
 KEY = ("paper", "table", "setting", "labeled", "dataset", "method", "metric")
 
-# csv file -> (paper id, paper text files its `source` may cite)
+# csv file (in fssl_core/papers/) -> (paper id, paper text files its `source` may cite)
 FILES = {
-    "fedsiam.csv": ("fedsiam", {"fedsiam.md"}),
-    "fedmix_fedfreq.csv": ("fedmix_fedfreq", {"fedmix-fedfreq.txt"}),
-    "fedmix_fedloss.csv": ("fedmix_fedloss", {"fedmix-fedloss-zh.txt"}),
-    "fedanchor.csv": ("fedanchor", {"fedanchor.txt"}),
+    "fedsiam/values.csv": ("fedsiam", {"fedsiam.md"}),
+    "fedmix/values_fedfreq.csv": ("fedmix_fedfreq", {"fedmix-fedfreq.txt"}),
+    "fedmix/values_fedloss.csv": ("fedmix_fedloss", {"fedmix-fedloss-zh.txt"}),
+    "fedanchor/values.csv": ("fedanchor", {"fedanchor.txt"}),
 }
 DATASETS = {"mnist", "fashion_mnist", "cifar10", "cifar100", "svhn"}
 UNITS = {"%", "pp", "rounds", "samples", "params", "weight", "fraction"}
@@ -249,3 +249,8 @@ def test_table_lines_fully_transcribed(papers):
         file, _, line = source.rpartition(":")
         printed = _table_numbers(papers[file][int(line) - 1])
         assert Counter(printed) == Counter(values), (source, sorted(printed), sorted(values))
+
+
+def test_every_papers_values_csv_is_checked_here():
+    on_disk = {str(p.relative_to(VALUES_DIR)) for p in VALUES_DIR.glob("*/values*.csv")}
+    assert on_disk == set(FILES)

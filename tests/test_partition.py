@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fssl_core.data.partition import (
-    PARTITIONS, ClientSplit, Partition, build_partition, resplit_train_test, streaming_resplit,
+    PARTITIONS, ClientSplit, Partition, build_partition, resplit_train_test,
 )
 
 
@@ -298,20 +298,20 @@ def test_streaming_fashion_mnist_paper_sizes():
         assert sizes <= {c.unlabeled.size // 10, c.unlabeled.size // 10 + 1}
 
 
-def test_streaming_resplit_fashion_mnist():
-    train, test = streaming_resplit(60000, 10000, seed=0)
+def test_resplit_gives_the_journals_fashion_mnist_sets():
+    train, test = resplit_train_test(60000, 10000, seed=0, train_size=64000, test_size=2000)
     assert (train.size, test.size) == (64000, 2000)
     both = np.concatenate([train, test])
     assert np.unique(both).size == 66000 and both.min() >= 0 and both.max() < 70000  # 4,000 left out
-    again_train, again_test = streaming_resplit(60000, 10000, seed=0)
+    again_train, again_test = resplit_train_test(60000, 10000, seed=0, train_size=64000, test_size=2000)
     np.testing.assert_array_equal(train, again_train)
     np.testing.assert_array_equal(test, again_test)
-    assert not np.array_equal(train, streaming_resplit(60000, 10000, seed=1)[0])
+    assert not np.array_equal(train, resplit_train_test(60000, 10000, seed=1, train_size=64000, test_size=2000)[0])
 
 
-def test_streaming_resplit_stratified():
+def test_resplit_stratified_by_class():
     pooled = np.concatenate([balanced_labels(10, 6000, seed=1), balanced_labels(10, 1000, seed=2)])
-    train, test = streaming_resplit(60000, 10000, seed=0, labels=pooled)
+    train, test = resplit_train_test(60000, 10000, seed=0, train_size=64000, test_size=2000, labels=pooled)
     assert np.bincount(pooled[train]).tolist() == [6400] * 10
     assert np.bincount(pooled[test]).tolist() == [200] * 10
     assert np.intersect1d(train, test).size == 0
@@ -392,7 +392,7 @@ def test_balanced_server_needs_enough_of_every_class():
 
 def test_invalid_resplit():
     with pytest.raises(ValueError, match=re.escape('resplit_train_test: test_size=7000 must be an int within [1, 6000]')):
-        streaming_resplit(60000, 10000, seed=0, test_size=7000)
+        resplit_train_test(60000, 10000, seed=0, train_size=64000, test_size=7000)
     with pytest.raises(ValueError, match=re.escape('resplit_train_test: labels must be a 1-D integer array of length')):
         resplit_train_test(10, 5, seed=0, train_size=5, test_size=5, labels=np.zeros(3, np.int64))
     with pytest.raises(ValueError, match=re.escape('need 7 samples of class 1, but labels has 5')):

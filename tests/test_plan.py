@@ -17,7 +17,7 @@ from fssl_core.config import RunConfig
 from fssl_core.plan import JobPlan, _estimate, plan_job
 from fssl_core.profiles import PROFILES
 from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
 from .fake_runs import fake_finished_run, row
@@ -93,7 +93,7 @@ def _reproduce_in_isolation(tmp_path, monkeypatch):
 def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_path, monkeypatch, capsys):
     from fssl_core.paths import project_root
     reproduce_module = _reproduce_in_isolation(tmp_path, monkeypatch)
-    monkeypatch.setattr("fssl_core.runs.run_all", lambda *a, **k: pytest.fail("a dry run trained something"))
+    monkeypatch.setattr("fssl_core.executors.run_all", lambda *a, **k: pytest.fail("a dry run trained something"))
     results = project_root() / "results"
     before = {p: p.stat().st_mtime_ns for p in results.rglob("*") if p.is_file()}
     assert reproduce_module.reproduce(profile="headline", only="fedsiam_table5", dry_run=True) is None
@@ -108,7 +108,7 @@ def test_a_dry_run_prints_the_plan_and_trains_executes_and_writes_nothing(tmp_pa
 def test_train_only_trains_the_plans_runs_and_executes_and_publishes_nothing(tmp_path, monkeypatch, capsys):
     reproduce_module = _reproduce_in_isolation(tmp_path, monkeypatch)
     trained = []
-    monkeypatch.setattr("fssl_core.runs.run_all", lambda configs, **kwargs: trained.extend(configs))
+    monkeypatch.setattr("fssl_core.executors.run_all", lambda configs, **kwargs: trained.extend(configs))
     assert reproduce_module.reproduce(profile="headline", only="fedsiam_table5", train_only=True) is None
     assert sorted(c.algorithm for c in trained) == ["fedavg", "fedavg_plus", "fedsiam_d", "fedsiam_mt", "fedsiam_pi"]
     assert capsys.readouterr().out.rstrip().endswith("5 run(s) trained; no notebook executed, nothing published")
@@ -183,7 +183,8 @@ def test_sigterm_stops_the_job_and_every_worker(tmp_path):
     marker = f"FSSL_TEST_MARKER={uuid.uuid4().hex}"
     script = textwrap.dedent(f"""
         from fssl_core.config import RunConfig
-        from fssl_core.runs import RunStore, run_all
+        from fssl_core.executors import run_all
+        from fssl_core.store import RunStore
         configs = [RunConfig(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=100, clients_per_round=2,
                              local_epochs=1, rounds=1000, batch_size=10, seed=s) for s in (1, 2)]
         run_all(configs, store=RunStore({str(tmp_path)!r}), workers=2, progress=False)

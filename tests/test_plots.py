@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 
-from fssl_core import plots  # noqa: E402
+from fssl_core.papers import fedsiam  # noqa: E402
 from fssl_core.plots import paper_vs_reproduced, save_figure  # noqa: E402
 from fssl_core.report import COLUMNS  # noqa: E402
 
@@ -57,12 +57,15 @@ def test_one_panel_per_dataset_setting_and_gamma_with_every_coordinate_in_its_ti
             for i, m in enumerate(["fedavg", "fedsiam_pi", "fedsiam_d"])]
     # metrics other than accuracy are not drawn
     rows.append(_row(metric="upload_mb", paper_value=5.0, reproduced_value=6.0))
-    fig, axes = paper_vs_reproduced(_frame(rows), title="T")
+    fig, axes = paper_vs_reproduced(_frame(rows), title="T", display_names=fedsiam.DISPLAY_NAMES)
     assert len(axes) == 4
     titles = [ax.get_title() for ax in axes]
     assert titles == ["mnist · iid · γ=0.10", "mnist · noniid1 · γ=0.10",
                       "fmnist · iid · γ=0.10", "fmnist · noniid1 · γ=0.10"]
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["FedAvg", "FedSiam-Π", "FedSiam-D"]
+    # without display names a method keeps its identifier: plots know no paper
+    _, plain = paper_vs_reproduced(_frame(rows), title="T")
+    assert [t.get_text() for t in plain[0].get_xticklabels()] == ["fedavg", "fedsiam_pi", "fedsiam_d"]
     assert _ours_heights(axes[0]) == [91, 92, 93]
 
 
@@ -223,8 +226,8 @@ def test_a_failed_save_removes_its_temporary_file_and_keeps_the_old_figure(tmp_p
     assert _listing(path.parent) == ["t5.png"] and path.read_bytes() == before
 
 
-def test_method_labels_cover_every_transcribed_method():
-    from fssl_core.report import paper_values
+def test_display_names_cover_every_transcribed_method():
+    from fssl_core.papers import display_names, paper_values
 
     methods = set(paper_values().method) - {"best", "local_model"}   # not drawn as bars
-    assert methods <= set(plots.METHOD_LABELS)
+    assert methods <= set(display_names())

@@ -4,6 +4,7 @@ import math
 import pandas as pd
 import pytest
 
+from fssl_core.papers import far_cell_causes
 from fssl_core.profiles import PROFILES
 from fssl_core.report import COLUMNS, merge_results, read_results, save_notebook_results
 
@@ -28,7 +29,7 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
     back = read_results(path)
     assert back.loc[0, "labeled"] == "0.10" and math.isnan(back.loc[1, "reproduced_value"])
 
-    report = merge_results("quick", {"fedsiam_table5": 71.0}).read_text()
+    report = merge_results("quick", {"fedsiam_table5": 71.0}, far_cell_causes=far_cell_causes()).read_text()
     assert "| iid | 0.10 | mnist | fedavg | accuracy | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
     assert "cifar10 | fedavg" not in report                      # needs-data rows: one line per table
     assert "1 row(s) need data not on the measuring machine: cifar10 (1)." in report
@@ -51,7 +52,7 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
         _row(table="t_claims", method="a vs b", metric="gap", reproduced_value=2.0, n_runs=1),
         _row(table="t_claims", method="a vs b", metric="saving", paper_value=0.5, reproduced_value=0.4, n_runs=1),
     ], columns=COLUMNS)
-    (row,) = summary(frame).to_dict("records")
+    (row,) = summary(frame, far_cell_causes()).to_dict("records")
     assert row == {"paper": "fedsiam", "cells": 4, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
                    "beyond it, cause measured": "0 of 1", "needs data": 1, "computed": 1,
                    "claims holding": "1 of 2"}   # a: 94.0 at paper (1.0 off); b: 1.6 off, nothing measured beside it
@@ -79,12 +80,14 @@ def test_summary_counts_the_far_cells_whose_notebook_measured_a_cause():
         # a paper whose notebooks measure no causes
         _row(paper="fedanchor", table="table1", method="semifl", paper_value=80.0, reproduced_value=70.0, n_runs=1),
     ], columns=COLUMNS)
-    counted = summary(frame).set_index("paper")["beyond it, cause measured"]
+    counted = summary(frame, far_cell_causes()).set_index("paper")["beyond it, cause measured"]
     assert counted.to_dict() == {"fedanchor": "—", "fedsiam": "2 of 3"}
+    # the report knows no paper's causes but those it is given
+    assert set(summary(frame).set_index("paper")["beyond it, cause measured"]) == {"—"}
 
 
 def test_the_published_far_cells_read_their_causes_from_the_side_tables_their_notebook_named():
-    from fssl_core.experiments import fedsiam
+    from fssl_core.papers import fedsiam
     side = lambda table, value, metric="accuracy": _row(table=table, method="fedavg", metric=metric, paper_value=95.0,
                                                          reproduced_value=value, n_runs=1, profile="paper")
     frame = pd.DataFrame([_row(method="fedavg", paper_value=95.0, reproduced_value=99.0, n_runs=1, profile="paper"),
@@ -120,7 +123,7 @@ def test_smoke_and_headline_reports_show_no_smoke_number_and_leave_the_readme(tm
     for profile in ("smoke", "headline"):
         save_notebook_results(pd.DataFrame([_row(method="fedavg", paper_value=95.0, reproduced_value=12.34, n_runs=1,
                                                  profile=profile)], columns=COLUMNS), "nb", PROFILES[profile])
-        merge_results(profile)
+        merge_results(profile, far_cell_causes=far_cell_causes())
     smoke = (tmp_path / "results" / "smoke" / "REPORT.md").read_text()
     assert "12.34" not in smoke and "measure nothing" in smoke
     assert "12.34" in (tmp_path / "results" / "headline" / "REPORT.md").read_text()
@@ -132,7 +135,7 @@ def test_smoke_results_never_touch_the_readme(tmp_path, monkeypatch):
     (tmp_path / "README.md").write_text("<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\n")
     save_notebook_results(pd.DataFrame([_row(dataset="mnist", method="fedavg", status="reduced")], columns=COLUMNS),
                           "nb", PROFILES["smoke"])
-    merge_results("smoke")
+    merge_results("smoke", far_cell_causes=far_cell_causes())
     assert "OLD BLOCK" in (tmp_path / "README.md").read_text()
     assert (tmp_path / "results" / "smoke" / "REPORT.md").exists()
 
@@ -156,7 +159,7 @@ def test_a_partial_reproduction_keeps_the_other_notebooks_run_times(tmp_path, mo
 def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
     from fssl_core.config import RunConfig
     from fssl_core.report import METRICS
-    from fssl_core.runs import RunResult
+    from fssl_core.store import RunResult
     metrics = [{"round": r, "accuracy": a} for r, a in enumerate([10.0, 90.0, 92.0, 96.0, 89.0, 95.0, 93.0], 1)]
     metrics.insert(3, {"round": 99})                      # a round without evaluation counts not
     run = RunResult(RunConfig(), metrics, {"status": "ok", "accuracy": 93.0})
@@ -168,7 +171,7 @@ def test_accuracy_test_selected_is_the_accuracy_of_the_lowest_test_loss_the_late
     """The FedSiam authors' selection (main_*.py: `if loss_valid <= best_loss_valid`, on the test set)."""
     from fssl_core.config import RunConfig
     from fssl_core.report import METRICS
-    from fssl_core.runs import RunResult
+    from fssl_core.store import RunResult
     rows = [(1, 80.0, 0.9), (2, 97.0, 0.20), (3, 96.0, 0.20), (4, 98.0, 0.25)]
     metrics = [{"round": r, "accuracy": a, "test_loss": loss} for r, a, loss in rows] + [{"round": 5}]
     run = RunResult(RunConfig(), metrics, {"status": "ok", "accuracy": 98.0})
@@ -218,7 +221,7 @@ def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs
                                reproduced_value=60.0, n_runs=1, status="reduced")], columns=COLUMNS)
     save_notebook_results(paper, "fedsiam_table5", PROFILES["paper"])
     save_notebook_results(quick, "fedmix_streaming_fmnist", PROFILES["quick"])
-    report = merge_results("quick", {}).read_text()
+    report = merge_results("quick", {}, far_cell_causes=far_cell_causes()).read_text()
     assert report.startswith("# Reproduced vs paper (profiles paper, quick)\n")
     assert "`python -m fssl_core reproduce --profile quick` (the latest job;" in report
 
@@ -226,7 +229,7 @@ def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs
 def test_a_published_row_names_its_runs_and_the_check_finds_those_without_proven_records(tmp_path):
     from fssl_core.config import RunConfig
     from fssl_core.report import unproven_published_runs
-    from fssl_core.runs import RunStore
+    from fssl_core.store import RunStore
 
     from .fake_runs import fake_finished_run, row
     store = RunStore(tmp_path / "runs")
@@ -254,12 +257,12 @@ def test_a_published_row_names_its_runs_and_the_check_finds_those_without_proven
 
 def test_every_run_the_committed_results_name_is_committed_and_proves_itself():
     # results/*.csv name the runs each published number was computed from; their records are committed
-    # (git add -f $(python -m fssl_core records)), so a fresh clone can check every such number
+    # (git add $(python -m fssl_core records)), so a fresh clone can check every such number
     from pathlib import Path
 
     from fssl_core.report import unproven_published_runs
-    from fssl_core.runs import RunStore
+    from fssl_core.store import RunStore
     root = Path(__file__).resolve().parents[1]
     missing = unproven_published_runs(root / "results", RunStore(root / "runs"))
     assert not missing, (f"results name runs with no proven record in runs/: {missing}; commit the records "
-                         "(git add -f $(python -m fssl_core records)) or republish from runs that have them")
+                         "(git add $(python -m fssl_core records)) or republish from runs that have them")

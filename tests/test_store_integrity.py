@@ -18,17 +18,16 @@ import pytest
 import torch
 
 from fssl_core.config import RunConfig
-from fssl_core.runs import RunStore, record_files, summarize
-from fssl_core.store_integrity import DamagedRun
+from fssl_core.store import DamagedRun, RunStore, record_files, summarize
 
 from .conftest import requires_mnist
 from .fake_runs import fake_finished_run, row
 from .run_workers import execute_and_log_rounds
 
 # each test asserts the warnings it expects (pytest.warns); pytest re-emits the others it caught
-pytestmark = [requires_mnist, pytest.mark.filterwarnings("ignore::fssl_core.store_integrity.DamagedRun")]
+pytestmark = [requires_mnist, pytest.mark.filterwarnings("ignore::fssl_core.store.DamagedRun")]
 
-# TINY (test_runs.py) for 4 rounds on 10,000 training and 500 test images, evaluated at the last round only:
+# TINY (test_store.py) for 4 rounds on 10,000 training and 500 test images, evaluated at the last round only:
 # a run takes a fifth of a second
 CFG = RunConfig(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=100, clients_per_round=2,
                 local_epochs=1, rounds=4, batch_size=10, eval_every=100, resplit_train=10_000, resplit_test=500)
@@ -321,7 +320,7 @@ def _writer_script(root, cfg, then):
     return textwrap.dedent(f"""
         import os, signal
         from fssl_core.config import RunConfig
-        from fssl_core.runs import RunStore
+        from fssl_core.store import RunStore
         cfg = RunConfig.from_dict({cfg.to_dict()!r})
         def then(r):
             {then}

@@ -163,7 +163,7 @@ def test_dirichlet_explorer_uses_the_runs_partition_and_mu_sets_the_skew():
 def test_dirichlet_explorer_never_raises_on_its_offered_grid(monkeypatch, no_layout):
     # 20 redraws instead of 1,000: the draws are the same seeded sequence, so every split found within
     # 20 is the one 1,000 would find, and only more (μ, clients) fail: the failure path is swept harder.
-    monkeypatch.setattr(partition, "MAX_DIRICHLET_DRAWS", 20)
+    monkeypatch.setattr(partition.constructions, "MAX_DIRICHLET_DRAWS", 20)
     labels = np.repeat(np.arange(10), 200)                                 # 2,000 labels, 1,000 after N_s
     explorer = DirichletExplorer({"fake": (labels, 10)})
     grid = list(itertools.product(slider_values(explorer.mu), (2, 10, 50, 100)))

@@ -1,4 +1,9 @@
 """Registry of algorithms by name: a new method is a new file plus one line here."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..data.partition import LABELS_AT
 from .base import Algorithm
 from .fedanchor import FedAnchor
 from .fedavg import FedAvg, FedAvgPlus
@@ -14,3 +19,56 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     cls.name: cls for cls in (FedAvg, FedAvgPlus, FedSiam, FedSiamPi, FedSiamMT, FedSiamNoSiam, FedSem, FedFixMatch, FedMatch,
                 FedMix, SupervisedAtServer, SemiFL, SupervisedFL, FedAnchor, FedCon)
 }
+
+
+# --- what RunConfig asks of the algorithms (config.py); each rule returns None or the message ------
+
+def _labels_where_the_algorithm_reads_them(cfg, facts):
+    """An algorithm declares where it reads labels (Algorithm.labels_at); a partition that puts them
+    elsewhere leaves it nothing to learn from (FedAvg on server_iid: no client holds a label)."""
+    if facts.labels_at not in facts.algorithm.labels_at:
+        partitions = [p for p, at in LABELS_AT.items() if at in facts.algorithm.labels_at]
+        others = [a for a, c in ALGORITHMS.items() if facts.labels_at in c.labels_at]
+        party = {"client": "the clients", "server": "the server"}
+        return (f"algorithm={cfg.algorithm!r}, partition={cfg.partition!r}: {cfg.algorithm} learns from labels at "
+                f"{' and '.join(party[at] for at in facts.algorithm.labels_at)}, and partition {cfg.partition!r} puts "
+                f"them at {party[facts.labels_at]}; use partition={' or '.join(partitions)}, or an algorithm for "
+                f"labels at {party[facts.labels_at]}: {', '.join(others)}")
+
+
+def _server_sgd(cfg, facts):
+    default = facts.defaults["server_sgd"]
+    if cfg.server_sgd != default and facts.labels_at != "server":
+        return (f"server_sgd={cfg.server_sgd!r}, partition={cfg.partition!r}: the server trains on labels only where "
+                f"the partition puts them at the server; leave server_sgd at {default!r} or use a "
+                "labels-at-server partition")
+
+
+def _cohort_trainer(cfg, facts):
+    if cfg.trainer == "cohort" and not facts.algorithm.cohort:
+        return (f"trainer='cohort', algorithm={cfg.algorithm!r}: {cfg.algorithm} does not support the cohort "
+                "trainer (its `cohort` is False); use trainer='sequential' or 'auto'")
+
+
+def _projection(cfg, facts):
+    if facts.algorithm.needs_projection and cfg.projection_dim == 0:
+        return (f"projection_dim=0, algorithm={cfg.algorithm!r}: {cfg.algorithm} needs the anchor head; "
+                "set projection_dim > 0 (the paper's is 128)")
+
+
+def config_rules() -> tuple[dict[str, Any], tuple[Callable, ...]]:
+    """The rules of every field an algorithm class introduces (`Algorithm.settings`, each declared
+    once, by the class that reads it first) and the cross-field rules: each class's own (`checks`),
+    then where labels sit, the server's SGD, the cohort trainer and the anchor head."""
+    owned: dict[str, Any] = {}
+    checks: list[Callable] = []
+    for cls in ALGORITHMS.values():
+        for klass in reversed(cls.__mro__):
+            declared = vars(klass)
+            for name, rule in declared.get("settings", {}).items():
+                if owned.setdefault(name, rule) != rule:
+                    raise RuntimeError(f"{klass.__name__}.settings[{name!r}]: another algorithm gives it another rule")
+            for check in declared.get("checks", ()):
+                if check not in checks:
+                    checks.append(check)
+    return owned, (*checks, _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 from torch import Tensor, nn
@@ -31,9 +31,38 @@ from torch.func import functional_call
 
 from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..batches import Batch, DataView, Plan, TrainImages
-from ..config import RunConfig, server_sgd_of
 from ..models import grouped
 from ..training import Nets, Step, Tensors
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
+
+
+@dataclass(frozen=True)
+class ServerSGD:
+    """How the server trains on its labeled set (labels-at-server): its batch size, momentum and
+    weight decay; the learning rate is RunConfig.lr. `None`: the clients' (BS_tr, M, wd)."""
+    batch_size: int | None
+    momentum: float | None
+    weight_decay: float | None
+
+
+# RunConfig.server_sgd. 'clients': Table 2 gives one BS_tr, M and wd, read for the server too.
+# 'authors': the FedSiam authors' labels-at-server code (fedsiam-labels-at-server/fedsiam-{pi,mt}-main.py,
+# main(): a fresh `SGD(model_glob.parameters(), lr=0.01, momentum=0.5)` each round over a DataLoader of
+# the labeled set with `batch_size=args.batch_size`, 10 in their README's MNIST command; no weight decay).
+SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0)}
+# RunConfig.client_weighting: FedSiam Eq. (2)'s 1/B; by counts; FedMix's Eq. 10 / journal Eq. 12 (aggregate.py)
+CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
+
+
+def server_sgd_of(cfg: "RunConfig") -> tuple[int, float, float]:
+    """(batch size, momentum, weight decay) of the server's training on its labeled set."""
+    own = SERVER_SGD[cfg.server_sgd]
+    return (cfg.batch_size if own.batch_size is None else own.batch_size,
+            cfg.momentum if own.momentum is None else own.momentum,
+            cfg.weight_decay if own.weight_decay is None else own.weight_decay)
+
 
 State = dict[str, Any]
 Payload = dict[str, Any]   # nested dicts of tensors; every tensor in it crosses the network
@@ -139,6 +168,17 @@ class Algorithm:
     labels_at: tuple[str, ...] = ("client",)
     # whether the network needs its anchor head (RunConfig.projection_dim > 0)
     needs_projection: bool = False
+    # The RunConfig fields this class introduces and their rules (config.py's kinds: an interval as
+    # written in mathematics, or the allowed choices), and its cross-field rules, each
+    # (cfg, facts) -> None or the message after "RunConfig." (config.Facts). config.py applies every
+    # class's to every config: a bad value is refused whichever method runs.
+    settings: dict[str, Any] = {
+        "client_weighting": CLIENT_WEIGHTINGS,
+        "labeled_repeats": "[1, 100]",
+        "server_epochs": "[0, 10000]",
+        "server_sgd": tuple(SERVER_SGD),
+    }
+    checks: tuple[Callable, ...] = ()
 
     def __init__(self, cfg: RunConfig, ctx: Context):
         self.cfg = cfg
@@ -230,12 +270,12 @@ def mixed_plan(cfg: RunConfig, view: DataView) -> Plan:
     share r·n_l / (r·n_l + n_u) (rounded half up, at least one sample of each kind): an epoch walks
     the unlabeled set once and cycles the labeled set.
 
-    Reading (issue 19, item 3): the FedSiam authors shuffle the r-times-repeated labeled set with the
+    Reading: the FedSiam authors shuffle the r-times-repeated labeled set with the
     unlabeled set and cut batches of 10 (Update.py: get_train_idxs, LocalUpdate), so a batch's
     labeled count varies around that share and an epoch sees every sample. A fixed count per batch
     keeps the expectation and the walk over every sample, and keeps every client of a cohort step at
-    the same batch shape (cohort.py groups clients by it). Before, a fixed quarter of every batch was
-    labeled, which walked a Non-IID-III rich client's 330 labels only a third of the way each epoch.
+    the same batch shape (cohort.py groups clients by it). The alternative, a fixed quarter of every
+    batch labeled, walks a Non-IID-III rich client's 330 labels only a third of the way each epoch.
 
     A party without unlabeled data walks its labeled set; one without labels walks its unlabeled set."""
     if view.num_unlabeled == 0:

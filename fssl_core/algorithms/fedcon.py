@@ -74,6 +74,7 @@ class FedCon(Algorithm):
     trainable = ("model", "predictor")
     cohort = True
     labels_at = ("server",)    # the server's supervised epoch; clients run BYOL without labels
+    settings = {"byol_hidden": "[1, 65536]"}
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -26,7 +26,7 @@ Reading choices, and why:
 - The labeled term is the mean over the labeled samples of the batch (FixMatch's Eq. 2; the
   authors' code divides by the whole mixed batch instead: `labeled_loss_mean='batch'`, used only
   by the Table 5 row that measures how far the authors' computation explains their printed value,
-  experiments/fedsiam.py `authors_fixmatch_cells`).
+  papers/fedsiam/authors_code.py `authors_fixmatch_cells`).
 - The local plan is `mixed_plan`: local epochs over the unlabeled set, each batch of
   `batch_size` holding the client's pooled labeled share (its labels counted `labeled_repeats`
   times), as FedSiam itself.
@@ -73,6 +73,11 @@ class FedFixMatch(Algorithm):
     # experiment produced before (FedSiam's FedFixMatch runs, at the default False, are unchanged)
     cohort = True
     labels_at = ("client", "server")    # labeled term at clients, or server_update at the server
+    settings = {
+        "pseudo_label_threshold": "[0, 1]",     # T
+        "unlabeled_loss_weight": "[0, inf)",    # λ_u
+        "labeled_loss_mean": ("labeled", "batch"),
+    }
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

@@ -50,7 +50,7 @@ Reading choices, and why:
   The FedMix experiments (lr 1e-3) run FedMatch at momentum 0.9 with every other method: there
   lr·2λ_L2 = 0.02 and heavy-ball SGD damps the spring within a few dozen steps; measured on
   streaming Fashion-MNIST (quick, 50 rounds) it ends at 65.2% (best 70.4%) against 62.0% at
-  momentum 0 (experiments/fedmix.py, issue 19 item 5).
+  momentum 0 (the FedMix notebooks' one optimiser for every method).
 - Disjoint learning in one SGD step: the step's loss is L_s(σ) + L_u(ψ) with ψ detached in L_s
   and σ detached in L_u, so σ receives exactly ∇L_s and ψ exactly ∇L_u. The official code takes
   two optimiser steps per iteration (σ on a labeled batch, then ψ on an unlabeled batch); here one
@@ -181,6 +181,12 @@ class FedMatch(Algorithm):
     helper_interval = 10     # helpers are sent in rounds 10, 20, ... (paper; official h_interval)
     cohort = True            # same trainable parts and helper slots for every client of a round
     labels_at = ("client", "server")    # Algorithm 1 (labels-at-client) and Algorithm 2 (labels-at-server)
+    settings = {
+        "fedmatch_helpers": "[0, 100]",         # H
+        "fedmatch_lambda_iccs": "[0, inf)",
+        "fedmatch_lambda_l1": "[0, inf)",
+        "fedmatch_lambda_l2": "[0, inf)",
+    }
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -34,7 +34,7 @@ Reading choices, and why (see also the config comments of the fedmix_* fields):
 - FedLoss's l^k is the client's mean training loss L_u over the round's steps (the journal's "loss
   value of the client's model training", available at no cost).
 
-Why FedMix trails SL on streaming Fashion-MNIST (issue 19 item 6; measured, quick protocol: MNIST CNN,
+Why FedMix trails SL on streaming Fashion-MNIST (measured, quick protocol: MNIST CNN,
 lr 1e-3, momentum 0.9; numbers in notebooks/fedmix_streaming_fmnist). Not a bug: ψ^k starts from ω_t,
 σ from a copy of ω_t, the mix takes ψ_{t+1}, σ_{t+1}, ω_t (tests pin each; the CNN has no
 BatchNorm, so no statistics are mixed). The clients' L_u is inert: no ȳ reaches τ = 0.8 (the mask
@@ -90,6 +90,27 @@ class FedMix(Algorithm):
     name = "fedmix"
     cohort = True
     labels_at = ("server",)    # L_s at the server; clients minimise L_u and never read a label
+    settings = {
+        "mix_alpha": "[0, 1]",                  # α, β, γ of Eq. 9
+        "mix_beta": "[0, 1]",
+        "mix_gamma": "[0, 1]",
+        "fedmix_pseudo_label": ("sharpen", "argmax"),
+        "sharpen_temperature": "[1e-6, inf)",
+        "fedmix_views": "[1, 100]",             # A
+        "fedmix_lambda_1": "[0, inf)",
+        "fedmix_lambda_2": "[0, inf)",
+        "fedmix_client_start": ("omega", "sigma"),
+        "fedmix_warmup_rounds": "[0, 1000000]",
+    }
+
+    @staticmethod
+    def _mix_weights(cfg, facts):
+        mix = cfg.mix_alpha + cfg.mix_beta + cfg.mix_gamma
+        if abs(mix - 1.0) > 1e-6:
+            return (f"mix_alpha={cfg.mix_alpha}, mix_beta={cfg.mix_beta}, mix_gamma={cfg.mix_gamma}: "
+                    f"sum to {mix:g}; FedMix's Eq. 9 needs α+β+γ = 1")
+
+    checks = (_mix_weights,)
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:
@@ -151,7 +172,7 @@ class SupervisedAtServer(Algorithm):
 
     Its batches are the plain images, as FedMix's σ sees them. A named `weak_augment` ('flip_only',
     'authors_server') augments them with that view instead: FedSiam's Table 6 row "the server alone,
-    as the authors' labels-at-server code trains it" (experiments/fedsiam.py, TABLE6_SERVER_ALONE)."""
+    as the authors' labels-at-server code trains it" (papers/fedsiam/authors_code.py, TABLE6_SERVER_ALONE)."""
     name = "supervised_server"
     trainable = ()
     labels_at = ("server",)

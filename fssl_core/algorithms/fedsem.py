@@ -79,6 +79,7 @@ class FedSem(Algorithm):
     # the paper's is labels-at-client; at the server it runs as the module docstring says (server
     # training, then pseudo-labels), which FedSiam does not report but which trains
     labels_at = ("client", "server")
+    settings = {"fedsem_phase1_fraction": "[0, 1]"}     # R_G^1 / R_G
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

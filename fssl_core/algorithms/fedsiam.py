@@ -145,6 +145,24 @@ class FedSiam(Algorithm):
     revision = 2     # 2: β^k and α^k on the client's own clock, α^k counted in steps (was: global round, epochs)
     cohort = True
     labels_at = ("client", "server")    # Eq. 7 (labels-at-client) and Eq. 8 (labels-at-server)
+    settings = {
+        "ema_decay": "[0, 1]",                  # α_max (Eq. 9)
+        "ema_clock": ("steps", "epochs"),
+        "consistency": tuple(CONSISTENCY),      # J: Eq. 4 or Eq. 5
+        "consistency_rampup": "[0, 1000000]",
+        "tau_curve": ("linear", "rectangle"),   # Eq. 11 or Eq. 12
+        "tau_phi_g": "[0, 1000000]",
+        "tau_varphi_g": "[0, 1000000]",
+        "tau_mu": "[0, 1]",
+    }
+
+    @staticmethod
+    def _tau_rectangle(cfg, facts):
+        if cfg.tau_curve == "rectangle" and cfg.tau_varphi_g <= cfg.tau_phi_g:
+            return (f"tau_varphi_g={cfg.tau_varphi_g}, tau_phi_g={cfg.tau_phi_g}: tau_varphi_g must exceed tau_phi_g "
+                    "for the rectangle curve (Eq. 12)")
+
+    checks = (_tau_rectangle,)
     trainable = ("online",)
 
     def __init__(self, cfg, ctx):

@@ -75,6 +75,12 @@ class AlternateTraining(Algorithm):
     loss, and its fix set (the samples that passed the threshold) differs in size between clients."""
     # supervised training is the server's; clients train on pseudo-labels of their unlabeled data
     labels_at = ("server",)
+    settings = {
+        "mixup_beta": "[1e-6, inf)",            # a of Beta(a, a), Eq. 8
+        "mix_loss_weight": "[0, inf)",          # b, Eq. 10
+        "pretrain_epochs": "[0, 10000]",
+        "pretrain_lr": "(0, inf)",
+    }
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

@@ -1,5 +1,5 @@
 """Static batch normalisation (SemiFL's sBN), one treatment for every method of the FedAnchor
-experiments (`RunConfig.static_batchnorm`, on for all of them in experiments/fedanchor.py).
+experiments (`RunConfig.static_batchnorm`, on for all of them in papers/fedanchor/cells.py).
 
 With it, the global model's BatchNorm running statistics are recomputed from scratch on the
 server's labeled set (`Context.batchnorm_statistics`: un-augmented images, one train-mode pass, a

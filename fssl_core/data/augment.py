@@ -107,11 +107,6 @@ def _check_inputs(where: str, x: Tensor, generator: torch.Generator, spec: Augme
         raise ValueError(f'{where}: spec.pad={spec.pad}: must be smaller than the image size {h}x{w}')
 
 
-def _rand(n, generator: torch.Generator, x: Tensor) -> Tensor:
-    # Drawn in float32 whatever x's dtype, so a half-precision batch gets the same random values.
-    return torch.rand(n, generator=generator, device=x.device)
-
-
 def _per_sample(v: Tensor) -> Tensor:
     return v.view(-1, 1, 1, 1)
 

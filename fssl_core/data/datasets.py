@@ -85,6 +85,32 @@ def shape_of(name: str) -> Shape:
     return Shape(len(spec.mean), spec.image_size, spec.num_classes, spec.num_train, spec.num_test)
 
 
+# --- what RunConfig asks of the data sets (config.py); each rule returns None or the message -----
+
+def _resplit(cfg, facts):
+    if (cfg.resplit_train > 0) != (cfg.resplit_test > 0):
+        return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: "
+                "set both (a resplit) or neither (the official splits)")
+    pooled = facts.shape.num_train + facts.shape.num_test
+    if cfg.resplit_train + cfg.resplit_test > pooled:
+        return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: draw "
+                f"{cfg.resplit_train + cfg.resplit_test} samples from {cfg.dataset}'s {pooled} "
+                f"({facts.shape.num_train} train + {facts.shape.num_test} test); their sum must be at most {pooled}")
+
+
+def _clients(cfg, facts):
+    if cfg.clients > facts.train:
+        return (f"clients={cfg.clients}, dataset={cfg.dataset!r}: must be at most {facts.train}, one per sample of "
+                f"{facts.training_set(cfg)}")
+
+
+def config_rules() -> tuple[dict, tuple]:
+    """The data's fields (a resplit of the official splits, the weak view) and their sizes' rules."""
+    from .augment import WEAK_AUGMENTS
+    owned = {"resplit_train": "[0, 1000000]", "resplit_test": "[0, 1000000]", "weak_augment": WEAK_AUGMENTS}
+    return owned, (_resplit, _clients)
+
+
 @functools.lru_cache(maxsize=None)
 def _per_channel(values: tuple[float, ...], dtype: torch.dtype, device: torch.device) -> Tensor:
     """A per-channel constant as a [C, 1, 1] tensor, made once per dtype and device (normalize runs

@@ -35,6 +35,20 @@ def build_model(name: str, *, num_classes: int, in_channels: int, projection_dim
     return MODELS[name](num_classes=num_classes, in_channels=in_channels, projection_dim=projection_dim)
 
 
+def _model_fits_dataset(cfg, facts):
+    """A network with a fixed input size (`Network.image_size`) gets images of it."""
+    size, wanted = facts.shape.image_size, MODELS[facts.model].image_size
+    if wanted is not None and wanted != size:
+        fitting = [name for name, net in MODELS.items() if net.image_size in (None, size)]
+        return (f"model={cfg.model!r}, dataset={cfg.dataset!r}: {facts.model} takes {wanted}×{wanted} images and "
+                f"{cfg.dataset}'s are {size}×{size}; use one of {', '.join(fitting)} or model='auto'")
+
+
+def config_rules() -> tuple[dict, tuple]:
+    """What RunConfig asks of the networks (config.py): no field of their own; the image size."""
+    return {}, (_model_fits_dataset,)
+
+
 def count_parameters(model: nn.Module) -> int:
     """Trainable parameters (BatchNorm running statistics are buffers, not counted)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -59,13 +59,13 @@ class CNNMnistAuthors(CNNMnist):
     """The FedSiam authors' MNIST CNN (models/Nets.py, CNNMnist): Table 1's layers plus the dropout
     their code adds, Dropout2d(0.5) on conv2's maps and dropout 0.5 after fc1; the same 21,840
     parameters. Not the paper's network (Table 1 lists no dropout): it serves the rows that measure
-    how far the authors' code explains their printed values (experiments/fedsiam.py,
+    how far the authors' code explains their printed values (papers/fedsiam/authors_code.py,
     AUTHORS_NETWORK). Its grouped formulation draws each client's masks from that client's stream,
     so on the CPU it trains as a cohort: a paper-protocol MNIST round 2.5× (FedSiam-D) and 2.6×
     (FedFixMatch) faster than sequentially, rounds interleaved in one process on a loaded 2-core
-    machine, 1 thread (2026-11-25; `bench cases=mnist_authors_fedsiam_d` measures it). Revision 1:
-    trained as a cohort on the CPU (was: sequentially; the same computation up to float rounding,
-    which 50 rounds turn into different numbers, hence new run identities)."""
+    machine, 1 thread (2026-11-25; `bench cases=mnist_authors_fedsiam_d` measures it). Its revision counts the
+    cohort trainer as part of its computation: cohort and sequential agree to float rounding only,
+    which 50 rounds turn into different numbers."""
     revision = 1
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, projection_dim: int | None = None):

@@ -17,7 +17,7 @@ only while `grouped()` is active (the cohort trainer's vmapped loss); autograd r
 over the ops `grouped_features` issues, so it needs no backward of its own. Outside a cohort,
 networks run their plain `features`, and the two are pinned equal by tests/test_cohort.py.
 
-Why not `torch.library.custom_op` with a vmap rule (what this was until 2026-11-25): the same
+Why not `torch.library.custom_op` with a vmap rule: the same
 unwrap, call and wrap, but through torch's generic custom-op and autograd.Function machinery
 (pytree flattening, identity-preserving output wrapping), which cost ~0.2 ms a call, about a
 seventh of the MNIST CNN's grouped forward (10 clients × 10 images, one thread). Both run

@@ -6,10 +6,10 @@ ResNet-9, 150 rounds, one epoch of batch 64 at the server (E_server, B_server) a
 labeled samples at the server, mixing weights (α, β, γ) = (0.5, 0.3, 0.2).
 
 Choices where the papers are silent (each also where the code is):
-- One optimiser for every method, the baseline included (issue 19 item 5): SGD with momentum 0.9 and
+- One optimiser for every method, the baseline included: SGD with momentum 0.9 and
   weight decay 1e-4 at lr 1e-3. The papers say "both our model and baseline use SGD ... with initial
   learning rate 1e-3" (EN line 201, ZH line 235), one optimiser for both; they do not say momentum.
-  FedMatch once ran here at momentum 0 (its official optimiser) beside FedMix at 0.9, a step about
+  FedMatch at momentum 0 (its official optimiser) beside FedMix at 0.9 would take a step about
   10x smaller for the baseline the claims are measured against. At lr 1e-3 FedMatch's L2 spring is
   not the problem it is at FedSiam's lr 1e-2 (algorithms/fedmatch.py: lr·2λ_L2 = 0.02, heavily
   damped), and momentum 0 leaves every method near chance for most of a quick run (SL: 14% at round
@@ -25,16 +25,14 @@ Choices where the papers are silent (each also where the code is):
 """
 from __future__ import annotations
 
-import math
+from pathlib import Path
 
-import pandas as pd
+from ...config import RunConfig
+from ...profiles import Profile
+from ...report import Cell
+from .. import printed_value
 
-from ..config import RunConfig
-from ..profiles import Profile
-from ..plots import round_curves as plot_round_curves, save_figure
-from ..report import (COLUMNS, Cell, comparison_table, dataset_available, paper_value, reproduce_cells, round_curves,
-                      save_notebook_results)
-
+FOLDER = Path(__file__).parent          # values_fedfreq.csv, values_fedloss.csv: the papers' printed numbers
 PAPER = "fedmix_fedloss"
 SEEDS = [1]                   # the papers do not say how many runs their curves average
 BEST_WEIGHTS = {"mix_alpha": 0.5, "mix_beta": 0.3, "mix_gamma": 0.2}
@@ -68,6 +66,12 @@ HEADLINE_METHODS = ("supervised_server", "fedmatch", "fedmix_fedloss")
 STREAMING_METRICS = ("accuracy", "best_accuracy", "best_round", "total_mb")
 
 
+def paper_value(paper: str, table: str, setting: str, labeled: str, dataset: str, method: str,
+                metric: str = "accuracy") -> float | None:
+    """What `paper` (either FedMix paper) printed at these coordinates; None where it printed nothing."""
+    return printed_value(FOLDER, paper, table, setting, labeled, dataset, method, metric)
+
+
 def paper_config(method: str, device: str, **setting) -> RunConfig:
     if method not in METHODS:
         raise ValueError(f"method={method!r}: must be one of {', '.join(METHODS)}")
@@ -87,39 +91,14 @@ def streaming_cells(profile: Profile, device: str, methods=None, seeds=None) -> 
         cfg = paper_config(method, device, **STREAMING)
         configs = profile.configs(cfg, list(seeds), quick=QUICK)
         cells += [Cell(PAPER, "fig8", "stream_dir0.1", "1000", "fashion_mnist", method, configs, metric=m,
-                       paper_runs=len(SEEDS)) for m in STREAMING_METRICS]
+                       paper_runs=len(SEEDS),
+                       paper_value=paper_value(PAPER, "fig8", "stream_dir0.1", "1000", "fashion_mnist", method, m))
+                  for m in STREAMING_METRICS]
     return cells
 
 
-def streaming_claims(results: pd.DataFrame, method: str = "fedmix_fedloss", baseline: str = "fedmatch") -> pd.DataFrame:
-    """The journal's three claims for Fig. 8 (ZH line 263) as report rows, ours beside the paper's:
-    the best accuracy equal to the baseline's (difference in points; paper: "基本相同", about 0),
-    reached 10 rounds sooner, with half the communication (our bytes / the baseline's)."""
-    def value(m, metric):
-        hit = results[(results.method == m) & (results.metric == metric)]
-        return float(hit.reproduced_value.iloc[0]) if len(hit) else math.nan
 
-    first = results.iloc[0] if len(results) else None
-    claims = [
-        ("best_accuracy_gap", value(method, "best_accuracy") - value(baseline, "best_accuracy"), 0.0),
-        ("rounds_saved_to_best_acc", value(baseline, "best_round") - value(method, "best_round"),
-         paper_value(PAPER, "fig8", "stream_dir0.1", "1000", "fashion_mnist", method, "rounds_saved_to_best_acc")),
-        ("comm_reduction", 1.0 - value(method, "total_mb") / value(baseline, "total_mb"),
-         paper_value(PAPER, "fig8", "stream_dir0.1", "1000", "fashion_mnist", method, "comm_reduction")),
-    ]
-    rows = []
-    for metric, ours, paper in claims:
-        status = first.status if first is not None else "needs-data"
-        rows.append({"paper": PAPER, "table": "fig8_claims", "setting": "stream_dir0.1", "labeled": "1000",
-                     "dataset": "fashion_mnist", "method": f"{method} vs {baseline}", "metric": metric,
-                     "paper_value": paper, "reproduced_value": round(ours, 3), "reproduced_std": math.nan,
-                     "n_runs": int(first.n_runs) if first is not None else 0,
-                     "profile": first.profile if first is not None else "", "device": first.device if first is not None else "",
-                     "seconds": 0.0, "status": status})
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-# Issue 19 item 6: what FedMix's streaming result rests on where the papers are silent. Each row
+# What FedMix's streaming result rests on where the papers are silent. Each row
 # changes one reading of FedMix-FedLoss, or of a baseline beside it, on the streaming setting at
 # quick's protocol shortened to SENSITIVITY_ROUNDS rounds (smoke shortens it further). Values:
 # accuracy at the last round and the best.
@@ -157,7 +136,8 @@ def sensitivity_cells(profile: Profile, device: str, rows=None, seeds=None) -> l
         # always the short CNN protocol, under every profile (smoke's overrides shorten it further)
         cfg = paper_config(method, device, **STREAMING).replace(**{**QUICK, "rounds": SENSITIVITY_ROUNDS, **changes})
         configs = profile.configs(cfg, list(seeds))
-        cells += [Cell(PAPER, "fig8_sensitivity", row, "1000", "fashion_mnist", method, configs, metric=m)
+        cells += [Cell(PAPER, "fig8_sensitivity", row, "1000", "fashion_mnist", method, configs, metric=m,
+                       paper_value=paper_value(PAPER, "fig8_sensitivity", row, "1000", "fashion_mnist", method, m))
                   for m in ("accuracy", "best_accuracy")]
     return cells
 
@@ -197,7 +177,9 @@ def cifar_cells(table: str, paper: str, profile: Profile, device: str, methods, 
                     cfg = cfg.replace(**changes)      # the cell's own departure wins over the method's
                     configs = profile.configs(cfg, list(seeds), quick=CIFAR_QUICK)
                     cells += [Cell(paper, table, name, str(n), "cifar10", method, configs, metric=m,
-                                   paper_runs=len(SEEDS)) for m in CIFAR_METRICS]
+                                   paper_runs=len(SEEDS),
+                                   paper_value=paper_value(paper, table, name, str(n), "cifar10", method, m))
+                              for m in CIFAR_METRICS]
     return cells
 
 
@@ -213,7 +195,8 @@ EN_CHANGES = {"fedmix_pseudo_label": "argmax"}
 def _mirror(cell: Cell, paper: str, table: str, setting: str, method: str, metric: str = "accuracy") -> Cell:
     """The same runs read under another paper's coordinates (the two papers print the same experiment)."""
     return Cell(paper, table, setting, cell.labeled, cell.dataset, method, cell.configs, metric=metric,
-                paper_runs=cell.paper_runs)
+                paper_runs=cell.paper_runs,
+                paper_value=paper_value(paper, table, setting, cell.labeled, cell.dataset, method, metric))
 
 
 def en_cells(table: str, profile: Profile, device: str, settings, labeled=(1000,), name_of=lambda s: s,
@@ -266,53 +249,3 @@ def figure6_cells(profile: Profile, device: str, mus=FIGURE6_MUS, labeled=FIGURE
                       seeds=seeds)
     return cells
 
-
-def cifar_claims(results: pd.DataFrame) -> pd.DataFrame:
-    """The CIFAR-10 claims as report rows, ours beside the paper's: FedMix-FedLoss's gain over FedMatch
-    in best accuracy per setting (journal line 243: about 3 points, IID and non-IID), and the spread of
-    its best accuracy over μ (EN line 219: at most 1 point)."""
-    def value(frame, **match):
-        for k, v in match.items():
-            frame = frame[frame[k] == v]
-        return float(frame.reproduced_value.iloc[0]) if len(frame) and frame.reproduced_value.notna().iloc[0] else math.nan
-
-    rows = []
-    best = results[results.metric == "best_accuracy"]
-    template = results.iloc[0] if len(results) else None
-    for setting in ("iid", "dir0.1"):
-        mine = best[(best.table == "fig4") & (best.setting == setting)]
-        if len(mine):
-            gap = value(mine, method="fedmix_fedloss") - value(mine, method="fedmatch")
-            rows.append(("fig4", setting, "fedmix_fedloss vs fedmatch", "acc_gain_vs_fedmatch", gap,
-                         paper_value(PAPER, "fig4", setting, "1000", "cifar10", "fedmix_fedloss", "acc_gain_vs_fedmatch")))
-    sweep = best[best.table == "fig6"]
-    if len(sweep):
-        rows.append(("fig6", "dir_sweep", "fedmix_fedloss", "acc_spread_ub",
-                     float(sweep.reproduced_value.max() - sweep.reproduced_value.min()),
-                     paper_value(PAPER, "fig6", "dir_sweep", "1000", "cifar10", "fedmix_fedloss", "acc_spread_ub")))
-    return pd.DataFrame([{"paper": PAPER, "table": t, "setting": s, "labeled": "1000", "dataset": "cifar10",
-                          "method": m, "metric": k, "paper_value": p, "reproduced_value": round(v, 2),
-                          "reproduced_std": math.nan, "n_runs": int(template.n_runs), "profile": template.profile,
-                          "device": template.device, "seconds": 0.0,
-                          "status": "needs-data" if math.isnan(v) else template.status}
-                         for t, s, m, k, v, p in rows], columns=COLUMNS)
-
-
-def reproduce_cifar_figure(notebook: str, cells: list[Cell], profile: Profile, device: str) -> pd.DataFrame:
-    """Run a CIFAR-10 figure's cells, add its claims, save results/<notebook>.csv; the comparison table."""
-    results = reproduce_cells(cells, profile, device)
-    frame = pd.concat([results, cifar_claims(results)], ignore_index=True)
-    save_notebook_results(frame, notebook, profile)
-    return comparison_table(frame)
-
-
-def draw_cifar_figure(notebook: str, cells: list[Cell], profile: Profile, device: str) -> None:
-    """One accuracy-per-round panel per table of the figure, a line per cell (method, setting, N_s)."""
-    if not dataset_available("cifar10"):
-        print("cifar10: needs-data")
-        return
-    for table in dict.fromkeys(c.table for c in cells if c.paper == PAPER):
-        curves = round_curves([c for c in cells if c.table == table and c.metric == "accuracy" and c.paper == PAPER])
-        curves["method"] = curves.method + " " + curves.setting + " N_s=" + curves.labeled
-        fig, _ = plot_round_curves(curves, title=f"{table}: CIFAR-10 (profile {profile.name}, {device})")
-        save_figure(fig, f"{notebook}_{table}", profile.name)

@@ -1,4 +1,4 @@
-"""FedAnchor (fedanchor.txt) tables and figures.
+"""FedAnchor (fedanchor.txt) tables and figures as cells of RunConfigs.
 
 Table 4 is arithmetic on the model: the downstream overhead of sending the S anchor embeddings
 with the model, Overhead = 100 / dim(w̄) · Σ_{i=1..S} dim(z_i^anchor) (line 210), w̄ the model
@@ -13,15 +13,30 @@ seven printed values; counting the 65,664 anchor-head parameters in w̄ gives 5.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
-from ..config import RunConfig
-from ..models import build_model, count_parameters
-from ..profiles import Profile
-from ..report import COLUMNS, Cell, paper_value, paper_values
+from ...config import RunConfig
+from ...models import build_model, count_parameters
+from ...profiles import Profile
+from ...report import COLUMNS, Cell
+from .. import printed_value, read_values
 
 PAPER = "fedanchor"
+FOLDER = Path(__file__).parent          # values.csv: the paper's printed numbers
+
+
+def paper_values() -> pd.DataFrame:
+    """The paper's printed numbers (values.csv), one row per number."""
+    return read_values(FOLDER)
+
+
+def paper_value(table: str, setting: str, labeled: str, dataset: str, method: str,
+                metric: str = "accuracy") -> float | None:
+    """What the paper printed at these coordinates; None where it printed nothing."""
+    return printed_value(FOLDER, PAPER, table, setting, labeled, dataset, method, metric)
+
 ANCHOR_DIM = 128                      # the anchor head's output dimension (Appendix C)
 NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "svhn": 10}
 TABLE4_ANCHORS = {"cifar10": (250, 500, 5000), "cifar100": (2500, 10000), "svhn": (250, 1000)}
@@ -44,7 +59,7 @@ def table4_rows(model: str = "resnet18") -> pd.DataFrame:
             ours = downstream_overhead(anchors, params)
             rows.append({"model_parameters": params, "paper": PAPER, "table": "table4", "setting": "downstream", "labeled": str(anchors),
                          "dataset": dataset, "method": "fedanchor", "metric": "comm_overhead",
-                         "paper_value": paper_value(PAPER, "table4", "downstream", str(anchors), dataset,
+                         "paper_value": paper_value("table4", "downstream", str(anchors), dataset,
                                                     "fedanchor", "comm_overhead"),
                          "reproduced_value": round(ours, 2), "reproduced_std": math.nan, "n_runs": 0,
                          "profile": "computed", "device": "none (arithmetic)", "seconds": 0.0,
@@ -124,7 +139,8 @@ def table_cells(table: str, profile: Profile, device: str, seeds=None) -> list[C
         cfg = paper_config(row.method, device, dataset=row.dataset, model=model, dirichlet_alpha=alpha,
                            server_labeled=int(row.labeled))
         cells.append(Cell(PAPER, table, row.setting, row.labeled, row.dataset, row.method,
-                          profile.configs(cfg, list(seeds), quick=QUICK_CIFAR), paper_runs=len(SEEDS)))
+                          profile.configs(cfg, list(seeds), quick=QUICK_CIFAR), paper_runs=len(SEEDS),
+                          paper_value=paper_value(table, row.setting, row.labeled, row.dataset, row.method)))
     return cells
 
 
@@ -184,29 +200,10 @@ def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anc
                                    dirichlet_alpha=FMNIST_SETTINGS[setting], server_labeled=n)
                 configs = profile.configs(cfg, list(seeds), quick=FMNIST_QUICK)
                 cells += [Cell(PAPER, "fmnist", setting, str(n), "fashion_mnist", method, configs, metric=m,
-                               paper_runs=len(SEEDS)) for m in FMNIST_METRICS]
+                               paper_runs=len(SEEDS),
+                               paper_value=paper_value("fmnist", setting, str(n), "fashion_mnist", method, m))
+                          for m in FMNIST_METRICS]
     return cells
-
-
-def fmnist_claims(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "semifl") -> pd.DataFrame:
-    """The paper's three central claims (§5.2-5.3) on Fashion-MNIST, as differences ours − baseline's
-    per setting: pseudo-label accuracy over all the clients' samples (points; the labeller's accuracy,
-    SemiFL's "PAccuracy", what Figs. 3d, 4b and 9 compare), samples passing the threshold (per client
-    and round) and test accuracy (points). A claim holds where its difference is positive."""
-    rows = []
-    for (setting, labeled), part in results.groupby(["setting", "labeled"], sort=False):
-        def value(m, metric):
-            hit = part[(part.method == m) & (part.metric == metric)]
-            return float(hit.reproduced_value.iloc[0]) if len(hit) else math.nan
-        first = part.iloc[0]
-        for metric in ("pseudo_label_accuracy_all", "selected", "accuracy"):
-            gap = value(method, metric) - value(baseline, metric)
-            rows.append({"paper": PAPER, "table": "fmnist_claims", "setting": setting, "labeled": labeled,
-                         "dataset": "fashion_mnist", "method": f"{method} vs {baseline}", "metric": f"{metric}_gap",
-                         "paper_value": math.nan, "reproduced_value": round(gap, 2), "reproduced_std": math.nan,
-                         "n_runs": int(first.n_runs), "profile": first.profile, "device": first.device,
-                         "seconds": 0.0, "status": first.status})
-    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 # --- Figure 5: the latent space over training ----------------------------------------------------

@@ -1,4 +1,4 @@
-"""The Ray executor (fssl_core/ray_executor.py): the local executor's runs bit for bit, through run_all
+"""The Ray executor (fssl_core/executors/ray.py): the local executor's runs bit for bit, through run_all
 and through a smoke reproduction; a worker killed mid-run is retried and resumes from the checkpoint;
 workers that cannot see the driver's store return their files; a run that raises is reported once,
 not retried. One local Ray (2 CPUs) serves the module; without Ray the tests that need it skip."""
@@ -17,10 +17,11 @@ import torch
 
 from fssl_core import cli
 from fssl_core.config import ConfigError, RunConfig
-from fssl_core.runs import RunStore, run_all
+from fssl_core.executors import run_all
+from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
-from .test_runs import TINY, _without_timing
+from .test_store import TINY, _without_timing
 
 
 
@@ -119,7 +120,7 @@ def test_without_ray_the_ray_executor_is_refused_saying_how_to_install(monkeypat
 
 
 def test_an_unknown_executor_and_a_ray_option_on_the_local_one_are_refused(monkeypatch, tmp_path):
-    from fssl_core.runs import executor_named
+    from fssl_core.executors import executor_named
     monkeypatch.setenv("FSSL_EXECUTOR", "dask")
     with pytest.raises(ConfigError, match=r"executor='dask': must be one of local, ray"):
         run_all([RunConfig(**TINY)], store=RunStore(tmp_path))
@@ -129,7 +130,7 @@ def test_an_unknown_executor_and_a_ray_option_on_the_local_one_are_refused(monke
 
 @requires_ray
 def test_a_gpu_share_is_a_fraction_or_whole_gpus():
-    from fssl_core.ray_executor import RayExecutor
+    from fssl_core.executors.ray import RayExecutor
     assert RayExecutor(gpus_per_run=0.25).gpus_per_run == 0.25 and RayExecutor(gpus_per_run=2).gpus_per_run == 2
     with pytest.raises(ConfigError, match=r"gpus_per_run=1.5: must be a fraction in \(0, 1\] or a whole number"):
         RayExecutor(gpus_per_run=1.5)
@@ -152,7 +153,7 @@ def test_ray_trains_the_local_executors_runs_bit_for_bit(local_ray, reference, t
 @requires_ray
 @requires_mnist
 def test_a_worker_killed_mid_run_is_retried_and_resumes_from_its_checkpoint(local_ray, reference, tmp_path):
-    from fssl_core.ray_executor import RayExecutor
+    from fssl_core.executors.ray import RayExecutor
     log, marker = tmp_path / "rounds.log", tmp_path / "killed"
     store = RunStore(tmp_path / "runs")
     run_all([KILLED], store=store, progress=False, executor=RayExecutor(after_round=_kill_once(log, KILLED, 2, marker)))
@@ -166,7 +167,7 @@ def test_a_worker_killed_mid_run_is_retried_and_resumes_from_its_checkpoint(loca
 def test_workers_without_the_drivers_filesystem_return_their_runs_whole(local_ray, reference, tmp_path):
     """shared_store=False: as on a cluster without a shared filesystem, each task trains in its own
     scratch store; a worker killed there resumes from its scratch checkpoint on the same node."""
-    from fssl_core.ray_executor import RayExecutor
+    from fssl_core.executors.ray import RayExecutor
     log, marker, scratch = tmp_path / "rounds.log", tmp_path / "killed", tmp_path / "scratch"
     other = RunConfig(**{**TINY, "rounds": 2, "seed": 1})
     store = RunStore(tmp_path / "runs")
@@ -186,7 +187,8 @@ def test_workers_without_the_drivers_filesystem_return_their_runs_whole(local_ra
 @requires_ray
 @requires_mnist
 def test_a_run_that_raises_is_reported_once_and_the_others_finish(local_ray, tmp_path):
-    from fssl_core.ray_executor import RayExecutor, RunsFailed
+    from fssl_core.executors import RunsFailed
+    from fssl_core.executors.ray import RayExecutor
     good, bad = RunConfig(**{**TINY, "rounds": 2, "seed": 1}), RunConfig(**{**TINY, "rounds": 2, "seed": 3})
     log = tmp_path / "rounds.log"
     log_round = _log_rounds(log)
@@ -230,7 +232,8 @@ def test_sigterm_stops_a_ray_job_and_its_local_ray(tmp_path):
     marker = f"FSSL_TEST_MARKER={uuid.uuid4().hex}"
     script = textwrap.dedent(f"""
         from fssl_core.config import RunConfig
-        from fssl_core.runs import RunStore, run_all
+        from fssl_core.executors import run_all
+        from fssl_core.store import RunStore
         configs = [RunConfig(**{{**{TINY!r}, "rounds": 1000, "seed": s}}) for s in (1, 2)]
         run_all(configs, store=RunStore({str(tmp_path)!r}), progress=False, executor="ray")
     """)

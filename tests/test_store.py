@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from fssl_core.batches import batches
 from fssl_core.config import RunConfig
 from fssl_core.engine import Federation
-from fssl_core.runs import RunStore
+from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
 
@@ -94,7 +94,7 @@ def test_bytes_are_counted_from_the_tensors_sent():
 
 
 def test_parallel_executor_gives_the_results_of_the_sequential_one(tmp_path):
-    from fssl_core.runs import run_all
+    from fssl_core.executors import run_all
     configs = [RunConfig(**{**TINY, "rounds": 2, "seed": s}) for s in (1, 2)]
     sequential = run_all(configs, store=RunStore(tmp_path / "seq"), progress=False, workers=1)
     parallel = run_all(configs, store=RunStore(tmp_path / "par"), progress=False, workers=2)

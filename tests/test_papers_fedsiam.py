@@ -3,10 +3,10 @@
 import pytest
 
 from fssl_core.config import RunConfig
-from fssl_core.experiments import fedsiam
+from fssl_core.papers import fedsiam, paper_values
 from fssl_core.profiles import PROFILES
-from fssl_core.report import Cell, paper_value, paper_values, reproduce_cells, round_curves
-from fssl_core.runs import RunStore
+from fssl_core.report import Cell, reproduce_cells, round_curves
+from fssl_core.store import RunStore
 
 from .fake_runs import fake_finished_run, row
 
@@ -16,7 +16,7 @@ QUICK, PAPER = PROFILES["quick"], PROFILES["paper"]
 def test_every_table_cell_has_a_paper_value_on_its_coordinates():
     cells = (fedsiam.table5_cells(PAPER, "cpu", methods=list(fedsiam.METHODS)[:8], labeled_ratios=(0.10, 0.15, 0.20))
              + fedsiam.table6_cells(PAPER, "cpu") + fedsiam.table7_cells(PAPER, "cpu") + fedsiam.table8_cells(PAPER, "cpu"))
-    missing = [c for c in cells if paper_value(c.paper, c.table, c.setting, c.labeled, c.dataset, c.method) is None]
+    missing = [c for c in cells if c.paper_value is None]
     assert not missing, [(c.table, c.setting, c.labeled, c.dataset, c.method) for c in missing[:5]]
     # Table 5: 10 (setting, γ) pairs × 3 datasets × 8 methods; Table 6: 2 × 2 × 3 × 4; Table 7: 8 × 3; Table 8: 4 × 3
     assert len(cells) == 240 + 48 + 24 + 12
@@ -95,7 +95,7 @@ def test_an_unknown_cell_metric_is_refused_by_name():
 
 
 def test_smoke_is_a_shortened_quick_run():
-    from fssl_core.experiments import fedmix
+    from fssl_core.papers import fedmix
     (cfg,) = fedmix.streaming_cells(PROFILES["smoke"], "cpu", methods=["fedmix_fedloss"])[0].configs
     assert cfg.model == "cnn_mnist"                                  # the cell's quick reduction...
     assert (cfg.rounds, cfg.clients_per_round, cfg.local_epochs) == (2, 2, 1)   # ...under smoke's own
@@ -557,15 +557,15 @@ def test_every_committed_authors_code_log_is_finished_and_read():
     rows = fedsiam.authors_code_results(folder)
     read = {(r.method, r.setting) for r in rows.itertuples()}
     for log in logs:
-        script, iid, _ = fedsiam._LOG_NAME.match(log.stem).groups()
+        script, iid, _ = fedsiam.authors_code._LOG_NAME.match(log.stem).groups()
         assert (fedsiam.AUTHORS_CODE_SCRIPTS[script], fedsiam.AUTHORS_CODE_SETTINGS[iid]) in read, log.name
         assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name      # says what ran
-    assert len(rows) == 2 * len({fedsiam._LOG_NAME.match(log.stem).groups() for log in logs})   # reruns: one cell
+    assert len(rows) == 2 * len({fedsiam.authors_code._LOG_NAME.match(log.stem).groups() for log in logs})   # reruns: one cell
     server_logs = sorted(folder.glob("server_*.log"))
     server_rows = fedsiam.authors_server_code_results(folder)
     read = {(r.setting, r.labeled, r.method) for r in server_rows.itertuples()}
     for log in server_logs:
-        script, iid, rate = fedsiam._SERVER_LOG_NAME.match(log.stem).groups()
+        script, iid, rate = fedsiam.authors_code._SERVER_LOG_NAME.match(log.stem).groups()
         for setting in ("server_iid", "server_noniid"):         # their two columns are one computation
             assert (setting, f"{float(rate):.2f}", fedsiam.AUTHORS_SERVER_SCRIPTS[script]) in read, log.name
         assert log.read_text().startswith("# zewei-long/fedsiam-pytorch@"), log.name
@@ -640,7 +640,7 @@ def test_an_authors_code_log_sits_in_the_column_of_the_label_rate_its_command_ra
 def test_table6s_server_alone_is_one_run_per_column_shown_in_every_methods_row():
     # the authors' labels-at-server clients train on the server's last labeled batch, never on their own
     # data: their Table 6 is the server's supervised training, their way (TABLE6_SERVER_ALONE)
-    from fssl_core.config import server_sgd_of
+    from fssl_core.algorithms.base import server_sgd_of
     from fssl_core.profiles import PROFILES
     cells = fedsiam.table6_server_alone_cells(PROFILES["paper"], "cpu")
     columns = {(c.setting, c.labeled) for c in cells}

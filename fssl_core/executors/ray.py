@@ -40,19 +40,17 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
-from . import __version__
-from .config import ConfigError, RunConfig
+from .. import __version__
+from ..config import ConfigError, RunConfig
+from ..progress import JobProgress
+from ..store import RESULT, RunStore, atomic_write_bytes, atomic_write_text, describe, run_lock
+from . import Executor, RunsFailed
 
 INSTALL_HINT = "pip install 'fssl_core[ray]'"
 MAX_RETRIES = 3                 # retries of a task whose worker died; an exception in the run is never retried
 # A run's share of a GPU on CUDA. A whole GPU until runs have been measured on one: the papers' small
 # networks (the MNIST CNN) likely leave most of a GPU idle, and e.g. 0.25 would put four runs on it.
 DEFAULT_GPUS_PER_RUN = 1.0
-RESULT = "result.json"          # written last: its presence means "finished" (runs.py)
-
-
-class RunsFailed(RuntimeError):
-    """Some runs raised in their task; the other runs of the job are in the store."""
 
 
 def require_ray():
@@ -65,7 +63,7 @@ def require_ray():
     return ray
 
 
-class RayExecutor:
+class RayExecutor(Executor):
     """Runs configs as Ray tasks; `run_all(configs, executor=RayExecutor(...))` or executor="ray".
 
     gpus_per_run: a CUDA run's share of a GPU (a fraction in (0, 1], or a whole number of GPUs).
@@ -75,8 +73,9 @@ class RayExecutor:
     scratch: the workers' scratch store (default: a folder in each worker's temporary directory).
     after_round(cfg, r): called in the task after each round (tests use it to kill a worker).
 
-    Used as a context manager, it keeps one Ray for several calls (reproduce: the plan's estimate, then
-    the training); a Ray it started is shut down on leaving, a Ray it found is left running.
+    It connects to Ray when it first needs to (counting slots, training), and, used as a context
+    manager, keeps that Ray for several calls (reproduce: the plan's estimate, then the training); a
+    Ray it started is shut down on leaving, a Ray it found is left running.
     """
 
     def __init__(self, gpus_per_run: float = DEFAULT_GPUS_PER_RUN, shared_store: bool | None = None,
@@ -91,9 +90,22 @@ class RayExecutor:
 
     # --- connection ------------------------------------------------------------------------------
     def __enter__(self) -> "RayExecutor":
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._depth -= 1
+        if self._depth == 0 and self._started:
+            require_ray().shutdown()
+            self._started = False
+        return False
+
+    def _connect(self):
+        """The `ray` module, connected: to the cluster at $RAY_ADDRESS, else to a local Ray started here
+        (shut down when the outermost `with self` ends), unless this process is connected already."""
         ray = require_ray()
-        if self._depth == 0 and not ray.is_initialized():
-            # ray.init installs a SIGTERM handler that aborts the driver; ours (runs.sigterm_as_interrupt)
+        if not ray.is_initialized():
+            # ray.init installs a SIGTERM handler that aborts the driver; ours (executors.sigterm_as_interrupt)
             # stops the tasks first: put it back
             main = threading.current_thread() is threading.main_thread()
             on_sigterm = signal.getsignal(signal.SIGTERM) if main else None
@@ -110,31 +122,27 @@ class RayExecutor:
                 signal.signal(signal.SIGTERM, on_sigterm)
             res = ray.cluster_resources()
             _say(f"[ray] {where}: {res.get('CPU', 0):g} CPU(s), {res.get('GPU', 0):g} GPU(s)")
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        self._depth -= 1
-        if self._depth == 0 and self._started:
-            require_ray().shutdown()
-            self._started = False
-        return False
+        return ray
 
     def slots(self, configs: list[RunConfig]) -> int:
-        """How many of `configs` the cluster runs at once (for the plan's estimate); within `with self`."""
-        res = require_ray().cluster_resources()
+        """How many of `configs` the cluster runs at once (for the plan's estimate). Connects to Ray only
+        when there are runs to count: within `with self`, the same Ray then trains them."""
+        if not configs:
+            return 1
+        with self:
+            res = self._connect().cluster_resources()
         cpus = int(res.get("CPU", 1))
         if any(c.device == "cuda" for c in configs):
             return max(1, min(cpus, int(res.get("GPU", 0) / self.gpus_per_run)))
         return max(1, cpus)
 
     # --- the job ---------------------------------------------------------------------------------
-    def run(self, configs: list[RunConfig], store, job) -> None:
-        """Train `configs` (none of them finished in `store`) on Ray, reporting to `job` (a JobProgress)."""
+    def run(self, configs: list[RunConfig], store: RunStore, job: JobProgress) -> None:
+        """Train `configs` (none of them finished in `store`) on Ray, reporting to `job`."""
         if not configs:
             return
         with self:
-            ray = require_ray()
+            ray = self._connect()
             self._check_gpus(configs, ray.cluster_resources())
             root = store.root.resolve()
             root.mkdir(parents=True, exist_ok=True)
@@ -162,7 +170,7 @@ class RayExecutor:
                 token_file.unlink(missing_ok=True)
                 ray.kill(rounds)
         if failures:
-            lines = [f"{_describe(cfg)}: {type(cause).__name__}: {cause}".splitlines()[0] for cfg, cause in failures]
+            lines = [f"{describe(cfg)}: {type(cause).__name__}: {cause}".splitlines()[0] for cfg, cause in failures]
             raise RunsFailed(f"{len(failures)} of {len(configs)} run(s) failed in their Ray task (not retried: the "
                              f"error is the run's own); the other runs are in {store.root}:\n  " + "\n  ".join(lines))
 
@@ -174,7 +182,7 @@ class RayExecutor:
             raise ConfigError(f"{message}: this machine's local Ray found none (use --device cpu)")
         _say(f"[ray] warning: {message} now; its tasks wait for one (an autoscaler may add GPU nodes)")
 
-    def _collect(self, refs: dict, store, job, rounds) -> list[tuple[RunConfig, BaseException]]:
+    def _collect(self, refs: dict, store: RunStore, job: JobProgress, rounds) -> list[tuple[RunConfig, BaseException]]:
         """Write each finished task's run into the store as it comes; return the failed runs."""
         ray = require_ray()
         failures = []
@@ -187,7 +195,7 @@ class RayExecutor:
                 except ray.exceptions.RayError as err:
                     cause = getattr(err, "cause", None) or err
                     failures.append((cfg, cause))
-                    _say(f"[run failed] {_describe(cfg)}:\n{err}")
+                    _say(f"[run failed] {describe(cfg)}:\n{err}")
                     continue
                 if payload["files"] is not None:
                     _write_run(store, cfg, payload["files"])
@@ -214,8 +222,6 @@ def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scr
            version: str, rounds, after_round) -> dict:
     """The task: train `cfg` into the driver's store at `root` where this worker sees it, else into a
     scratch store here, and return the summary and, from a scratch store, the run directory's files."""
-    from .runs import RunStore
-
     if version != __version__:      # the run id hashes the version: results must come from the same code
         raise ConfigError(f"fssl_core {__version__} on this Ray worker, {version} on the driver: install the "
                           f"driver's version on every node")
@@ -241,18 +247,15 @@ def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scr
     return {"summary": result.summary, "files": files}
 
 
-def _write_run(store, cfg: RunConfig, files: dict[str, bytes]) -> None:
+def _write_run(store: RunStore, cfg: RunConfig, files: dict[str, bytes]) -> None:
     """A worker's run directory into the driver's store: every file atomically, result.json last and
     naming the driver's directory (the worker's summary names its scratch one)."""
-    from .runs import atomic_write_bytes, atomic_write_text
-    from .store_integrity import run_lock
-
     d = store.dir(cfg)
     with run_lock(d):            # the store's one-writer rule holds for the driver's copy too
         for name, data in files.items():
             if name != RESULT:
                 atomic_write_bytes(d / name, data)
-        # run_dir is outside result.json's digest (store_integrity.summary_digest): a store may move
+        # run_dir is outside result.json's digest (store.integrity.summary_digest): a store may move
         summary = {**json.loads(files[RESULT]), "run_dir": str(d)}
         atomic_write_text(d / RESULT, json.dumps(summary, indent=2, sort_keys=True))
 
@@ -261,8 +264,3 @@ def _say(line: str) -> None:
     """A line on stderr above the job's progress bar."""
     from tqdm.auto import tqdm
     tqdm.write(line, file=sys.stderr)
-
-
-def _describe(cfg: RunConfig) -> str:
-    from .runs import describe
-    return describe(cfg)

@@ -1,0 +1,155 @@
+"""Who holds which training sample: server-labeled, client-labeled and client-unlabeled splits.
+
+Every partition is a pure function of (training labels, sizes and parameters, seed): it draws from
+`np.random.default_rng(seed)` only, so the same arguments give the same index arrays on any machine.
+A partition returns index arrays into the training set; labels of unlabeled samples stay in the
+dataset (the engine hides them from algorithms), so nothing here copies data.
+
+Partitions (name -> paper, where the definition is quoted in the function's docstring):
+
+| name                | labels  | clients' data                                      | paper                  |
+|---------------------|---------|----------------------------------------------------|------------------------|
+| iid                 | clients | class-stratified N/K each, γ of each class labeled | FedSiam IID            |
+| noniid1             | clients | 2 label-sorted shards each (labeled + unlabeled)   | FedSiam Non-IID-I      |
+| noniid2             | clients | labeled as noniid1, unlabeled redistributed IID    | FedSiam Non-IID-II     |
+| noniid3             | clients | as iid; 10 clients 55% labeled, 90 clients 5%      | FedSiam Non-IID-III    |
+| client_dirichlet    | clients | per-class Dirichlet(α) over clients, γ labeled     | none (an extension)    |
+| server_iid          | server  | random equal split, optionally class-stratified    | FedSiam; FedMix IID    |
+| server_shards       | server  | 2 label-sorted shards each                         | FedSiam Non-IID        |
+| server_dirichlet    | server  | per-class Dirichlet(μ) over clients, unequal sizes | FedMix non-IID         |
+| server_lda          | server  | per-client Dirichlet(α) over classes, equal sizes  | FedAnchor              |
+| streaming_dirichlet | server  | server_dirichlet, unlabeled cut into round parts   | FedMix journal F-MNIST |
+
+Papers, as stored in /work/shared/papers/: FedSiam (fedsiam.md, fedsiam-latex.txt), FedMix-FedFreq
+(fedmix-fedfreq.txt), FedMix-FedLoss journal version in Chinese (fedmix-fedloss-zh.txt), FedAnchor
+(fedanchor.txt). Line numbers below refer to those files.
+
+Conventions: `ClientSplit.labeled` is sorted ascending; `ClientSplit.unlabeled` is sorted ascending
+unless the partition streams (stream_parts > 1), where its fixed, seeded random order defines the
+stream parts. Sizes that do not divide evenly are spread "as equal as possible" the way
+`np.array_split` does (the first `n % k` pieces get one more). No partition here drops samples:
+server, client-labeled and client-unlabeled indices are disjoint and together cover the whole
+training set (only `resplit_train_test` leaves samples out, see there).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .at_clients import (client_dirichlet_partition, iid_partition, noniid1_partition, noniid2_partition,
+                         noniid3_partition)
+from .at_server import (server_dirichlet_partition, server_iid_partition, server_lda_partition,
+                        server_shards_partition, streaming_dirichlet_partition)
+from .checks import DirichletDrawError, PartitionError
+from .config_rules import config_rules
+from .constructions import _same, server_set_size
+from .resplit import resplit_train_test
+from .splits import ClientSplit, Partition
+
+__all__ = [
+    'PARTITIONS', 'LABELS_AT', 'ClientSplit', 'DirichletDrawError', 'Partition',
+    'PartitionError', 'build_partition', 'config_rules', 'partition_arguments', 'resplit_train_test', 'server_set_size',
+]
+
+PARTITIONS = (
+    'iid', 'noniid1', 'noniid2', 'noniid3', 'client_dirichlet',
+    'server_iid', 'server_shards', 'server_dirichlet', 'server_lda', 'streaming_dirichlet',
+)
+
+# Where each partition holds its labels: 'client' (labels-at-client, FedSiam's first scenario; the
+# server holds none) or 'server' (labels-at-server: every client's data is unlabeled). An algorithm
+# declares which it can use (`Algorithm.labels_at`); RunConfig checks the two agree.
+LABELS_AT = {
+    'iid': 'client', 'noniid1': 'client', 'noniid2': 'client', 'noniid3': 'client', 'client_dirichlet': 'client',
+    'server_iid': 'server', 'server_shards': 'server', 'server_dirichlet': 'server', 'server_lda': 'server',
+    'streaming_dirichlet': 'server',
+}
+assert tuple(LABELS_AT) == PARTITIONS
+
+
+_BUILDERS = {
+    'iid': iid_partition,
+    'noniid1': noniid1_partition,
+    'noniid2': noniid2_partition,
+    'noniid3': noniid3_partition,
+    'client_dirichlet': client_dirichlet_partition,
+    'server_iid': server_iid_partition,
+    'server_shards': server_shards_partition,
+    'server_dirichlet': server_dirichlet_partition,
+    'server_lda': server_lda_partition,
+    'streaming_dirichlet': streaming_dirichlet_partition,
+}
+assert tuple(_BUILDERS) == PARTITIONS
+
+# build_partition's optional arguments and their defaults; a partition must not be handed one it
+# does not use at a non-default value (that is almost always a configuration mistake).
+_OPTIONAL = {
+    'labeled_ratio': None, 'server_labeled': None, 'dirichlet_alpha': None,
+    'classes_per_client': 2, 'stream_parts': 1, 'rich_clients': 10, 'rich_labeled_ratio': 0.55,
+    'server_balanced': False, 'stratified': False, 'min_client_size': 10,
+}
+_SERVER = ('labeled_ratio', 'server_labeled', 'server_balanced', 'stream_parts')
+_USES = {
+    'iid': ('labeled_ratio', 'stream_parts'),
+    'noniid1': ('labeled_ratio', 'classes_per_client', 'stream_parts'),
+    'noniid2': ('labeled_ratio', 'classes_per_client', 'stream_parts'),
+    'noniid3': ('labeled_ratio', 'rich_clients', 'rich_labeled_ratio', 'stream_parts'),
+    'client_dirichlet': ('labeled_ratio', 'dirichlet_alpha', 'min_client_size', 'stream_parts'),
+    'server_iid': _SERVER + ('stratified',),
+    'server_shards': _SERVER + ('classes_per_client',),
+    'server_dirichlet': _SERVER + ('dirichlet_alpha', 'min_client_size'),
+    'server_lda': _SERVER + ('dirichlet_alpha',),
+    'streaming_dirichlet': _SERVER + ('dirichlet_alpha', 'min_client_size'),
+}
+
+
+def partition_arguments(name: str) -> tuple[str, ...]:
+    """The optional arguments of build_partition that partition `name` reads."""
+    if name not in _USES:
+        raise PartitionError(f'partition_arguments: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
+    return _USES[name]
+
+
+def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
+                    labeled_ratio: float | None = None, server_labeled: int | None = None,
+                    dirichlet_alpha: float | None = None, classes_per_client: int = 2,
+                    stream_parts: int = 1, rich_clients: int = 10, rich_labeled_ratio: float = 0.55,
+                    server_balanced: bool = False, stratified: bool = False,
+                    min_client_size: int = 10) -> Partition:
+    """Build partition `name` (one of PARTITIONS) of the training set whose labels are `labels`.
+
+    Dispatches to `<name>_partition` (see each for the paper's definition and the choices made).
+    Arguments:
+      labels             int array [N] of the training set, values in [0, num_classes)
+      num_classes        C; num_clients K (FedSiam, FedMix CIFAR-10, FedAnchor: 100; FedMix F-MNIST: 10)
+      seed               int >= 0; the only source of randomness (np.random.default_rng(seed))
+      labeled_ratio      γ: labels-at-client, fraction of each client's data labeled (FedSiam 0.1,
+                         0.15, 0.2); labels-at-server, fraction of the training set at the server
+                         (FedSiam 0.01, 0.10). Labels-at-server takes this or server_labeled.
+      server_labeled     labels-at-server count (FedMix N_s = 1000; FedAnchor anchors 250, 500, ...)
+      server_balanced    server set drawn class-balanced (FedMix, FedAnchor: True; FedSiam: False)
+      dirichlet_alpha    Dirichlet concentration (FedMix μ; FedAnchor Dir)
+      classes_per_client shards per client for noniid1, noniid2, server_shards (FedSiam C′ = 2)
+      rich_clients, rich_labeled_ratio   noniid3 (FedSiam: 10 clients with 55%)
+      stratified         server_iid: per-class counts equal across clients (FedMix IID: True)
+      min_client_size    Dirichlet partitions: redraw until every client has this many samples
+      stream_parts       cut each client's unlabeled data into this many parts, one per round
+                         (streaming_dirichlet needs >= 2; FedMix journal: 10); any partition may stream
+    Arguments a partition does not use must stay at their defaults, else ValueError.
+    """
+    if name not in _BUILDERS:
+        raise PartitionError(f'build_partition: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
+    given = {'labeled_ratio': labeled_ratio, 'server_labeled': server_labeled,
+             'dirichlet_alpha': dirichlet_alpha, 'classes_per_client': classes_per_client,
+             'stream_parts': stream_parts, 'rich_clients': rich_clients,
+             'rich_labeled_ratio': rich_labeled_ratio, 'server_balanced': server_balanced,
+             'stratified': stratified, 'min_client_size': min_client_size}
+    uses = _USES[name]
+    for param, value in given.items():
+        if param not in uses and not _same(value, _OPTIONAL[param]):
+            raise PartitionError(f"partition '{name}': {param}={value!r} is not used by this partition; "
+                             f"leave it at its default {_OPTIONAL[param]!r}")
+    kwargs = {p: given[p] for p in uses}
+    return _BUILDERS[name](labels, num_classes=num_classes, num_clients=num_clients, seed=seed,
+                           **kwargs)
+
+

@@ -1,0 +1,109 @@
+"""The reproduced papers, one folder each (the shape of a Flower baseline): its cells, claims, causes,
+printed values (values*.csv), display names and a README; and the registry that gathers from every
+folder what the report and the figures are given as arguments.
+
+Adding a paper is a folder beside these and one line in PAPERS. The folder's package may define
+DISPLAY_NAMES (method id -> the paper's name) and FAR_CELL_CAUSES (paper -> a function of its published
+rows, see report.summary); its values*.csv follow papers/README.md.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+import pandas as pd
+
+from ..paths import project_root
+from ..report import published_results, replace_readme_block, results_tables_markdown
+
+# The papers' names as the values CSVs' `paper` column writes them -> the package reproducing each.
+# The FedMix conference paper and the journal extending it share one folder (papers/fedmix/README.md).
+PAPERS = {
+    "fedsiam": "fssl_core.papers.fedsiam",
+    "fedmix_fedfreq": "fssl_core.papers.fedmix",
+    "fedmix_fedloss": "fssl_core.papers.fedmix",
+    "fedanchor": "fssl_core.papers.fedanchor",
+}
+VALUES_GLOB = "values*.csv"
+README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def packages() -> dict[str, ModuleType]:
+    """Package name -> module of every registered paper, in the order of their papers' names."""
+    names = dict.fromkeys(PAPERS[paper] for paper in sorted(PAPERS))
+    return {name: importlib.import_module(name) for name in names}
+
+
+def folder_of(package: ModuleType) -> Path:
+    return Path(package.__file__).parent
+
+
+@functools.lru_cache(maxsize=None)
+def read_values(folder: Path) -> pd.DataFrame:
+    """One paper folder's printed numbers: its values*.csv in name order, `labeled` kept as text."""
+    files = sorted(Path(folder).glob(VALUES_GLOB))
+    if not files:
+        raise FileNotFoundError(f"{folder}: no {VALUES_GLOB} (a paper's printed numbers, papers/README.md)")
+    return pd.concat([pd.read_csv(f, dtype={"labeled": str}, keep_default_na=False) for f in files],
+                     ignore_index=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _value_index(folder: Path) -> dict[tuple[str, ...], float]:
+    values = read_values(folder)
+    key = ["paper", "table", "setting", "labeled", "dataset", "method", "metric"]
+    return {k: float(v) for k, v in zip(values[key].itertuples(index=False, name=None), values.value)}   # keys unique
+
+
+def printed_value(folder: Path, paper: str, table: str, setting: str, labeled: str, dataset: str, method: str,
+                  metric: str = "accuracy") -> float | None:
+    """The number the paper printed at these coordinates (the folder's values CSVs); None where it printed none."""
+    return _value_index(Path(folder)).get((paper, table, setting, labeled, dataset, method, metric))
+
+
+def paper_values() -> pd.DataFrame:
+    """Every registered paper's printed numbers, one row per number."""
+    return pd.concat([read_values(folder_of(p)) for p in packages().values()], ignore_index=True)
+
+
+def far_cell_causes() -> dict[str, Callable[[pd.DataFrame], pd.DataFrame]]:
+    """Paper -> its published cells beyond report.WITHIN_POINTS with `cause_measured`, for the papers whose
+    notebooks measure causes (report.summary counts them)."""
+    return {paper: cause for p in packages().values() for paper, cause in getattr(p, "FAR_CELL_CAUSES", {}).items()}
+
+
+def display_names() -> dict[str, str]:
+    """Method id -> the paper's name for it, over every registered paper; two papers naming one id two
+    ways is refused, since a figure could then show either."""
+    merged: dict[str, str] = {}
+    for name, p in packages().items():
+        for method, label in getattr(p, "DISPLAY_NAMES", {}).items():
+            if merged.setdefault(method, label) != label:
+                raise ValueError(f"{name}.DISPLAY_NAMES[{method!r}]={label!r}: another paper names it "
+                                 f"{merged[method]!r}; use one name or another method id")
+    return merged
+
+
+def papers_of(package: ModuleType) -> list[str]:
+    return sorted(paper for paper, name in PAPERS.items() if name == package.__name__)
+
+
+def readme_results(package: ModuleType, frame: pd.DataFrame | None = None) -> str:
+    """The results block of a paper folder's README: its rows measured at the paper's protocol, from the
+    committed results (results/*.csv) unless `frame` is given."""
+    frame = published_results(project_root() / "results") if frame is None else frame
+    return results_tables_markdown(frame, papers_of(package), getattr(package, "DISPLAY_NAMES", {}))
+
+
+def update_readmes(frame: pd.DataFrame | None = None) -> list[Path]:
+    """Rewrite every registered paper's README results block; the READMEs whose block was written."""
+    written = []
+    for package in packages().values():
+        readme = folder_of(package) / "README.md"
+        if replace_readme_block(README_START, README_END, readme_results(package, frame), readme):
+            written.append(readme)
+    return written
+

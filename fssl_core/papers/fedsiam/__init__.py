@@ -1,0 +1,33 @@
+"""FedSiam (Long et al., CIKM'21): Tables 5-8 and Figures 5-6 (README.md). The paper's cells are in
+cells.py, the authors' computations and their code's logs in authors_code.py, the claims in claims.py,
+the causes of the cells far from the paper in causes.py, the printed numbers in values.csv."""
+from .authors_code import (AUTHORS_CODE_SCRIPTS, AUTHORS_CODE_SETTINGS, AUTHORS_FIXMATCH, AUTHORS_FIXMATCH_ROWS,
+                           AUTHORS_NETWORK, AUTHORS_NETWORK_ROWS, AUTHORS_NETWORK_SCOPE, AUTHORS_SERVER_SCRIPTS,
+                           AUTHORS_SIAMESE, AUTHORS_SIAMESE_SCOPE, AUTHORS_SIAMESE_TABLE7, AUTHORS_SIAMESE_TABLE8,
+                           AUTHORS_SUPERVISED_OPTIMISER, OTHER_RATIO_COLUMNS, SUPERVISED_BASELINES,
+                           TABLE6_SERVER_ALONE, TABLE6_SERVER_STEP, authors_code_results, authors_fixmatch_cells,
+                           authors_network_cells, authors_optimiser_cells, authors_server_code_results,
+                           authors_siamese_cells, table6_server_alone_cells, table6_server_step_cells,
+                           table7_authors_siamese_cells, table8_authors_siamese_cells, unlabeled_gain)
+from .causes import (AUTHORS_CODE, DELTA_REASONS, NONE_MEASURED, UNEXPLAINED, DeltaReason, alpha_reached,
+                     as_test_selected, client_steps_per_round, explain_large_deltas, explain_published,
+                     likely_reasons, measured_beside, measured_cause)
+from .cells import (ABLATION_SEEDS, CLIENT_PROTOCOL, DATASETS, FIGURE5_METHODS, FIGURE5_SETTINGS, FIGURE6_MUS, FOLDER,
+                    HEADLINE_METHODS, HEADLINE_SCOPE, LABELED_REPEATS, METHOD_SETTINGS, METHODS, NONIID3_REPEATS,
+                    PAPER, QUICK, SEEDS, SERVER_PROTOCOL, SERVER_ROUNDS, SMOKE_SCOPE, TABLE5_DATASETS,
+                    TABLE5_LABELED_RATIOS, TABLE5_METHODS, TABLE5_SETTINGS, TABLE6_LABELED_RATIOS, TABLE6_METHODS,
+                    TABLE6_SETTINGS, fedsiam_settings, figure5_cells, figure6_cells, paper_config,
+                    paper_protocol_scope, protocol, table5_cells, table5_columns, table6_cells, table6_columns,
+                    table7_cells, table7_variants, table8_cells)
+from .claims import (BASELINES, fedsiam_d_vs_authors_baselines, group_margins, rankings, table5_claims, table6_claims,
+                     table7_claims, table8_claims)
+
+# The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
+# rotated tick labels; the markdown prints FedSiam-Π as "FedSiam-II".
+DISPLAY_NAMES = {
+    "fedavg": "FedAvg", "fedavg_plus": "FedAvg+", "fedsem": "FedSem", "fedfixmatch": "FedFixMatch",
+    "fedmatch": "FedMatch", "fedsiam_pi": "FedSiam-Π", "fedsiam_mt": "FedSiam-MT", "fedsiam_d": "FedSiam-D",
+    "fedsiam_nosiam": "FedSiam-NoSiam", "fedsiam_d_mse": "FedSiam-D (MSE)", "fedsiam_d_kl": "FedSiam-D (KL)",
+}
+# The README's summary counts, of the published cells beyond report.WITHIN_POINTS, those with a measured cause
+FAR_CELL_CAUSES = {PAPER: explain_published}

@@ -1,0 +1,195 @@
+"""A run directory's files: their names, durable writes, checked reads, one writer per run.
+
+Every file is written atomically and durably (temporary file, fsync, rename, fsync of the directory),
+so an interrupted write leaves either the previous or the new version, never half of one.
+
+The readers here raise `Damage`, whose message names the file and what is wrong; the store decides
+what to do about it (recompute from what still proves itself, move the rest aside: run_store.py).
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+
+RESULT, METRICS, CHECKPOINT, CONFIG = "result.json", "metrics.jsonl", "checkpoint.pt", "config.json"
+ENV = "env.json"               # versions, device, host of the run
+LOCK = ".lock"
+
+
+class Damage(Exception):
+    """A run file that cannot be trusted; the message names the file and what is wrong."""
+
+
+class DamagedRun(UserWarning):
+    """The category of the store's warnings about damaged or foreign run files."""
+
+
+# --- durable writes ------------------------------------------------------------------------------
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    _atomic_write(path, lambda f: f.write(data))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
+
+def atomic_torch_save(path: Path, obj: Any) -> None:
+    _atomic_write(path, lambda f: torch.save(obj, f))
+
+
+def _atomic_write(path: Path, write: Callable[[Any], Any]) -> None:
+    """Write through a uniquely named temporary file beside `path`, fsync it, rename it over `path`,
+    fsync the directory: after a crash `path` is the old or the new file, and the new one is on disk
+    once this returns. A killed write leaves a `.<name>.<random>.tmp` (removed under the run's lock)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)     # mkstemp makes files private; results are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new entry in `path` survive a power cut (the file's own fsync does not)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_orphans(run_dir: Path) -> list[Path]:
+    """Remove the temporary files (`.<name>.<random>.tmp`, atomic_write_*) of writes that were
+    killed midway. Call only while holding the run's lock: only its holder writes in the directory,
+    so every temporary file there then belongs to a writer that is gone."""
+    orphans = sorted(run_dir.glob(".*.tmp"))
+    for p in orphans:
+        p.unlink(missing_ok=True)
+    return orphans
+
+
+def move_aside(run_dir: Path, names: list[str]) -> Path:
+    """Move damaged files into runs/<id>/damaged-<time>/ (kept for inspection, never deleted)."""
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    folder, n = run_dir / f"damaged-{stamp}", 1
+    while folder.exists():
+        n += 1
+        folder = run_dir / f"damaged-{stamp}-{n}"
+    folder.mkdir()
+    for name in names:
+        os.replace(run_dir / name, folder / name)
+    fsync_dir(folder)
+    fsync_dir(run_dir)
+    return folder
+
+
+# --- checked reads -------------------------------------------------------------------------------
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except FileNotFoundError:
+        raise Damage(f"{path}: missing") from None
+    except OSError as err:
+        raise Damage(f"{path}: unreadable ({type(err).__name__}: {err.strerror})") from None
+    return h.hexdigest()
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise Damage(f"{path}: missing") from None
+    except OSError as err:          # a directory in its place, a file we may not read
+        raise Damage(f"{path}: unreadable ({type(err).__name__}: {err.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise Damage(f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})") from None
+
+
+def read_json(path: Path) -> dict:
+    text = read_text(path)
+    if not text.strip():
+        raise Damage(f"{path}: empty")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise Damage(f"{path}: not JSON ({err})") from None
+    if not isinstance(value, dict):
+        raise Damage(f"{path}: a JSON {type(value).__name__}, not an object")
+    return value
+
+
+def read_rows(path: Path) -> list[dict]:
+    """metrics.jsonl's rows; row i must say round i."""
+    rows = []
+    for n, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise Damage(f"{path}: line {n} is not JSON ({err})") from None
+        if not isinstance(row, dict) or row.get("round") != len(rows) + 1:
+            raise Damage(f"{path}: line {n} is not the row of round {len(rows) + 1}")
+        rows.append(row)
+    return rows
+
+
+# --- one writer per run --------------------------------------------------------------------------
+@contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold runs/<id>/.lock exclusively: only the holder checks, repairs or trains the run. Taking
+    it removes the temporary files of killed writes (`remove_orphans`)."""
+    if not run_dir.exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        fsync_dir(run_dir.parent)
+    with exclusive(run_dir / LOCK, waiting=f"{run_dir}: {{holder}} is running this run; waiting for it to finish"):
+        remove_orphans(run_dir)
+        yield
+
+
+@contextmanager
+def exclusive(lock_file: Path, waiting: str = "{holder} holds {lock}; waiting for it") -> Iterator[None]:
+    """Hold `lock_file` exclusively (created if missing), for a read-modify-write or a run.
+
+    flock(2) locks belong to the open file, and the kernel drops them when the process dies, however
+    it dies (SIGKILL, OOM, power loss on reboot), so a lock is never stale and there is no timeout:
+    a second process waits as long as the first is alive. It works across hosts on NFS (Linux maps
+    flock onto NFS byte-range locks). The holder's pid and host are written into the file, for the
+    `waiting` message only."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            print(waiting.format(holder=holder, lock=lock_file), file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"process {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)          # releases the lock

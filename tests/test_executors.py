@@ -1,0 +1,61 @@
+"""Executors: the registry names them without importing torch, unknown names and options are refused
+naming what is allowed, and an executor added as one class plus one registry line trains exactly the
+runs the store lacks, through run_all."""
+import subprocess
+import sys
+
+import pytest
+
+from fssl_core.config import ConfigError, RunConfig
+from fssl_core.executors import EXECUTORS, executor_named, run_all
+from fssl_core.store import RunStore
+
+from . import toy_executor
+from .conftest import requires_mnist
+from .test_store import TINY
+
+
+def test_importing_the_executors_imports_no_torch():
+    # the command line lists and checks executor names on every start: it must not pay for torch
+    code = "import fssl_core.executors, sys; assert 'torch' not in sys.modules, sorted(sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_unknown_executor_is_refused_naming_the_value_and_the_allowed_names(monkeypatch):
+    monkeypatch.delenv("FSSL_EXECUTOR", raising=False)
+    with pytest.raises(ConfigError, match=r"executor='dask': must be one of local, ray \(also \$FSSL_EXECUTOR\)"):
+        executor_named("dask")
+    with pytest.raises(ConfigError, match=r"nodes: not an option of executor='local' \(its options: workers\)"):
+        executor_named("local", nodes=2)
+    assert executor_named().slots([]) >= 1                # default: the local executor
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setitem(EXECUTORS, "toy", "tests.toy_executor:ToyExecutor")
+    toy_executor.TRAINED.clear()
+    return toy_executor.TRAINED
+
+
+def test_a_registered_executor_gets_the_protocols_defaults_and_ignores_workers(toy):
+    with executor_named("toy", workers=4) as executor:     # `workers` is for an executor that takes it
+        assert isinstance(executor, toy_executor.ToyExecutor) and executor.slots([RunConfig(**TINY)]) == 1
+    with pytest.raises(ConfigError, match=r"gpus_per_run: only for executor='ray' \(the toy executor has no such"):
+        executor_named("toy", gpus_per_run=0.5)
+
+
+@requires_mnist
+def test_a_registered_executor_trains_exactly_the_runs_the_store_lacks(toy, tmp_path, monkeypatch):
+    one, two, three = (RunConfig(**{**TINY, "rounds": 1, "seed": s}) for s in (1, 2, 3))
+    store = RunStore(tmp_path)
+    stored = store.execute(two, progress=False)
+    results = run_all([one, two, three, one], store=store, progress=False, executor="toy")
+    assert [c.run_id for c in toy] == [one.run_id, three.run_id]      # each missing run once, nothing stored again
+    assert [r.config.run_id for r in results] == [one.run_id, two.run_id, three.run_id, one.run_id]
+    assert results[1].summary == stored.summary
+    assert all(r.summary == store.load(r.config).summary for r in results)
+    toy.clear()
+    monkeypatch.setenv("FSSL_EXECUTOR", "toy")               # the default executor's name
+    four = RunConfig(**{**TINY, "rounds": 1, "seed": 4})
+    assert [r.config.run_id for r in run_all([one, four], store=store, progress=False)] == [one.run_id, four.run_id]
+    assert toy == [four]

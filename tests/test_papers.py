@@ -1,0 +1,77 @@
+"""The papers' registry: a paper is a folder plus one line of PAPERS, and each folder's README shows
+its results as rendered from the committed results."""
+import math
+import textwrap
+
+import pandas as pd
+import pytest
+
+from fssl_core import papers
+from fssl_core.report import COLUMNS, summary
+
+
+def _toy_paper(tmp_path, monkeypatch, init='DISPLAY_NAMES = {"toy_method": "Toy-Method"}\n'):
+    """A paper package written from scratch: a values.csv and an __init__ naming its method, registered
+    with one line, nothing else edited. Its name is the test's own (a module is imported once)."""
+    folder = tmp_path / f"toy_paper_{tmp_path.name}"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(init)
+    (folder / "values.csv").write_text(textwrap.dedent("""\
+        paper,table,setting,labeled,dataset,method,metric,value,unit,source
+        toy,table1,iid,0.10,mnist,toy_method,accuracy,91.5,%,toy.txt:1
+        toy,table1,iid,0.10,mnist,fedavg,accuracy,90.0,%,toy.txt:1
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(papers.PAPERS, "toy", folder.name)
+    return folder
+
+
+def test_a_registered_folder_brings_its_values_and_names_to_the_report(tmp_path, monkeypatch):
+    folder = _toy_paper(tmp_path, monkeypatch)
+    values = papers.paper_values()
+    toy = values[values.paper == "toy"]
+    assert toy.value.tolist() == [91.5, 90.0] and set(values.paper) > {"toy", "fedsiam", "fedanchor"}
+    assert papers.display_names()["toy_method"] == "Toy-Method"
+    assert papers.printed_value(folder, "toy", "table1", "iid", "0.10", "mnist", "toy_method") == 91.5
+    # a cell of the toy paper, measured, lands in the summary beside the registered papers
+    rows = [{**{c: math.nan for c in COLUMNS}, "paper": "toy", "table": "table1", "setting": "iid", "labeled": "0.10",
+             "dataset": "mnist", "method": m, "metric": "accuracy",
+             "paper_value": papers.printed_value(folder, "toy", "table1", "iid", "0.10", "mnist", m),
+             "reproduced_value": ours, "n_runs": 1, "profile": "paper", "status": "reduced", "seconds": 0.0}
+            for m, ours in (("toy_method", 91.0), ("fedavg", 85.0))]
+    counted = summary(pd.DataFrame(rows, columns=COLUMNS), papers.far_cell_causes()).set_index("paper").loc["toy"]
+    assert (counted["cells"], counted["at paper protocol"], counted["within 1.5 points"]) == (2, 2, 1)
+    assert counted["beyond it, cause measured"] == "—"          # the toy declares no FAR_CELL_CAUSES
+
+
+def test_two_papers_naming_one_method_two_ways_is_refused(tmp_path, monkeypatch):
+    _toy_paper(tmp_path, monkeypatch, init='DISPLAY_NAMES = {"fedavg": "FedAvg (toy)"}\n')
+    with pytest.raises(ValueError, match=r"toy_paper_\w+.DISPLAY_NAMES\['fedavg'\]='FedAvg \(toy\)': another paper"):
+        papers.display_names()
+
+
+@pytest.mark.parametrize("name", sorted(set(papers.PAPERS.values())))
+def test_each_papers_readme_shows_the_results_rendered_from_the_committed_csvs(name):
+    import importlib
+    package = importlib.import_module(name)
+    text = (papers.folder_of(package) / "README.md").read_text()
+    block = text[text.index(papers.README_START) + len(papers.README_START):text.index(papers.README_END)]
+    assert block == "\n" + papers.readme_results(package) + "\n", \
+        f"{name}'s README results block is stale: run `python -c 'from fssl_core.papers import update_readmes; update_readmes()'`"
+
+
+def test_the_readme_results_are_the_paper_protocol_rows_under_their_display_names():
+    from fssl_core.report import results_tables_markdown
+    row = {c: math.nan for c in COLUMNS}
+    row.update(paper="fedsiam", table="table5", setting="iid", labeled="0.10", dataset="mnist", metric="accuracy",
+               device="cpu", seconds=0.0)
+    frame = pd.DataFrame([
+        {**row, "method": "fedsiam_d", "paper_value": 97.6, "reproduced_value": 98.1, "reproduced_std": 0.2,
+         "n_runs": 3, "profile": "paper", "status": "ok"},
+        {**row, "method": "fedavg", "paper_value": 95.13, "reproduced_value": 97.0, "n_runs": 1, "profile": "quick",
+         "status": "reduced"},                                   # reduced: not shown
+    ], columns=COLUMNS)
+    text = results_tables_markdown(frame, ["fedsiam"], {"fedsiam_d": "FedSiam-D"})
+    assert "| setting | labeled | FedSiam-D | seeds |" in text and "| iid | 0.10 | 98.10 ± 0.20 (97.6) | 3 |" in text
+    assert "fedavg" not in text
+    assert "No cell of this paper" in results_tables_markdown(frame, ["fedanchor"])
