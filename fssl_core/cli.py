@@ -28,11 +28,28 @@ def _pairs(items: list[str]) -> dict[str, str]:
     return pairs
 
 
-def cmd_run(args) -> None:
-    from .store import RunStore
+# `run`'s exit status for a run that finished but is no result: it diverged (a NaN or infinite loss) or
+# ended at chance (store/summary.py AT_CHANCE_FACTOR); a script tells them from a refused config (2).
+NOT_A_RESULT = 3
+
+
+def cmd_run(args) -> int:
+    from .store import OK, RunStore, describe
     cfg = RunConfig.from_strings(_pairs(args.pairs))
     result = RunStore(args.runs).execute(cfg, progress=not args.quiet)
-    print(json.dumps(result.summary, sort_keys=True))
+    print(json.dumps(result.summary, sort_keys=True) if args.json else run_line(describe(cfg), result.summary))
+    return 0 if result.summary["status"] == OK else NOT_A_RESULT
+
+
+def run_line(what: str, s: dict) -> str:
+    """One line a reader takes in: the run, its final and best accuracy, cost, status and directory."""
+    if s["accuracy"] is None:
+        scores = "no accuracy"
+    else:
+        scores = f"accuracy {s['accuracy']:.2f}% (best {s['best_accuracy']:.2f}% at round {s['best_round']})"
+    traffic = (s["upload_bytes"] + s["download_bytes"]) / 1e6
+    return (f"{what}: {scores}, {s['rounds']} rounds, {s['seconds_per_round']:.2f} s/round, "
+            f"{traffic:.1f} MB exchanged, status {s['status']} -> {s['run_dir']}")
 
 
 def cmd_records(args) -> None:
@@ -125,7 +142,7 @@ def cmd_reproduce(args) -> None:
     try:
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
                   executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run,
-                  replace_figures=args.replace_figures, train_only=args.train_only)
+                  replace_figures=args.replace_figures, train_only=args.train_only, replace=args.replace)
     except RunsFailed as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1)
@@ -138,10 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fssl_core", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one configuration (or read it back from the run store)")
+    run = sub.add_parser("run", help="run one configuration (or read it back from the run store); exit status 3 "
+                                     "when it diverged or ended at chance, 2 for a refused config")
     run.add_argument("pairs", nargs="*", metavar="key=value")
     run.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--json", action="store_true", help="print the run's summary as one line of JSON (for scripts)")
     run.set_defaults(func=cmd_run)
     records = sub.add_parser(
         "records", help="list the records of every finished run (no checkpoints), one path a line: what a batch "
@@ -170,8 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     fp.set_defaults(func=cmd_fingerprint)
     rep = sub.add_parser("reproduce", help="plan and train the notebooks' runs, execute the notebooks with papermill, "
                                            "write the report")
-    rep.add_argument("--profile", default="headline", choices=tuple(PROFILES),
-                     help="headline (default): each paper's headline cells, ~20 min on a 2-core CPU; quick: every "
+    rep.add_argument("--profile", default=None, choices=tuple(PROFILES),
+                     help="default: $FSSL_PROFILE, else headline (the flag wins over the variable). headline: each "
+                          "paper's headline cells, ~20 min on a 2-core CPU; quick: every "
                           "cell a CPU affords at a reduced protocol; paper: the papers' protocols; smoke: wiring only")
     rep.add_argument("--only", default=None, help="glob over notebook names, e.g. 'fedsiam_*'")
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -192,16 +212,20 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--replace-figures", action="store_true",
                      help="with --param: this slice's figures replace the published ones (by default they stay, "
                           "since a slice may draw part of a figure); for a slice that is the whole figure")
+    rep.add_argument("--replace", action="store_true",
+                     help="the notebooks' results replace the published rows: a row averaged over more runs than "
+                          "this run measured, and (without --param) a measured row outside this run's scope, are "
+                          "dropped (named first). By default a republish drops no measured row and names what it kept")
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable
     from .data.partition import PartitionError
     from .engine import DeviceUnavailable
     try:
-        args.func(args)
+        status = args.func(args)
     except (ConfigError, PartitionError, DeviceUnavailable, DatasetUnavailable) as err:
         # one line each; DatasetUnavailable's first line says which data set is missing and where it was
         # looked for, the lines after it which files to put there and how to get them
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return 0
+    return status or 0

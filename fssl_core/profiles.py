@@ -8,6 +8,10 @@
   (e.g. one local epoch) and, by default, a slice of what a table sweeps (`scope`). Every row it
   produces is labeled "reduced".
 - paper: the paper's settings: its rounds, clients and number of seeds.
+
+The main job's profile is its --profile flag, else $FSSL_PROFILE, else headline (`job_profile`); a notebook
+run alone takes its `profile` parameter, which $FSSL_PROFILE overrides (`get_profile`; the test suite sets
+smoke). The job sets $FSSL_PROFILE to its own profile while it runs, so both readings agree.
 """
 from __future__ import annotations
 
@@ -66,9 +70,29 @@ PROFILES = {
 }
 
 
+PROFILE_ENV = "FSSL_PROFILE"
+DEFAULT_JOB_PROFILE = "headline"
+
+
 def get_profile(name: str) -> Profile:
-    """The named profile; $FSSL_PROFILE, when set, overrides the notebook's choice (CI sets smoke)."""
-    name = os.environ.get("FSSL_PROFILE", name)
+    """The named profile; $FSSL_PROFILE, when set, overrides the notebook's choice (CI sets smoke for the
+    notebooks nbval runs; the main job sets it to its own profile, `job_profile`, so its kernels agree)."""
+    return _named(os.environ.get(PROFILE_ENV, name), f"${PROFILE_ENV}" if PROFILE_ENV in os.environ else "profile")
+
+
+def job_profile(flag: str | None) -> tuple[Profile, str]:
+    """The main job's profile, decided here once: the --profile flag, else $FSSL_PROFILE, else headline;
+    and where it came from, for the job's header (an environment variable never overrides a flag)."""
+    env = os.environ.get(PROFILE_ENV)
+    if flag is not None:
+        ignored = f"; ${PROFILE_ENV}={env} ignored" if env is not None and env != flag else ""
+        return _named(flag, "--profile"), f"--profile{ignored}"
+    if env is not None:
+        return _named(env, f"${PROFILE_ENV}"), f"${PROFILE_ENV}"
+    return PROFILES[DEFAULT_JOB_PROFILE], "the default"
+
+
+def _named(name: str, source: str) -> Profile:
     if name not in PROFILES:
-        raise ConfigError(f"profile={name!r}: must be one of {', '.join(PROFILES)}")
+        raise ConfigError(f"{source}={name!r}: must be one of {', '.join(PROFILES)}")
     return PROFILES[name]

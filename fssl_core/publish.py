@@ -1,4 +1,4 @@
-"""A notebook's outputs land only when it completes, and a results table never shrinks unsaid.
+"""A notebook's outputs land only when it completes, and a results table never shrinks unless asked.
 
 The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir and figures_dir
 then point into a staging folder, so a notebook that fails half-way leaves the published results
@@ -6,18 +6,24 @@ and figures as they were. Once it completes, `publish` moves its files into plac
 - a figure replaces the old one, except after a `--param` narrowing, which draws only its slice:
   then the old figure stays (the console says so), unless the caller says the slice is the whole
   figure (`--replace-figures`, e.g. a table's MNIST columns where its other datasets need data);
-- a results CSV replaces the old one when the notebook ran its whole scope; when `--param` narrowed
-  it (a slice of a table), the new rows replace their cells' rows and the other cells' rows stay
-  (keyed by the cell and the profile that measured it), so a partial rerun never drops a table's
-  other cells;
-- either way, cells with a measured value that the new file no longer holds are named on the
-  console.
+- a results CSV is merged into the published one, row by row (a row: a cell and the profile that
+  measured it, ROW_KEY): a new row replaces the published row of its key unless that one averages
+  more runs (a paper-protocol row of three seeds is never replaced by a one-seed re-measurement, e.g.
+  the paper-protocol checks a quick run makes), and a published row the new file does not hold stays
+  (a run at another profile or of a narrower scope never drops what it did not measure). So a
+  republish never loses a measured row: the rows of a better protocol are other keys, and stay.
+- `replace=True` (`reproduce --replace`) is the one way to drop published rows: the new rows then
+  replace their keys' rows whatever their runs, and a whole-scope run's file replaces the table (rows
+  outside a `--param` narrowing still stay: that run never looked at them).
+Either way the measured rows kept against the new file, or dropped, are named (or, outside a narrowing,
+counted) on the console before anything is written (`say`).
 """
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -27,26 +33,36 @@ from .store import atomic_write_text
 
 STAGING_ENV = "FSSL_OUTPUT_STAGING"
 ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
+NAMED = 5                        # rows named in a note; the rest are counted
 
 
-def publish(staging: Path, narrowed: bool, replace_figures: bool = False) -> list[str]:
+def publish(staging: Path, narrowed: bool, replace_figures: bool = False, replace: bool = False,
+            say: Callable[[str], None] | None = None) -> list[str]:
     """Move every file under `staging` to the same place under the project root; return the notes
-    to show (rows kept or dropped). `replace_figures`: a narrowed run's figures replace the old ones."""
-    notes = []
+    (rows kept against the new file, or dropped), each passed to `say` before anything is written.
+    `replace_figures`: a narrowed run's figures replace the old ones; `replace`: see the module's doc."""
+    moves, notes = [], []
     for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
         dest = project_root() / staged.relative_to(staging)
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        where = dest.relative_to(project_root())
         if staged.suffix == ".png" and narrowed and not replace_figures and dest.exists():
             # a narrowed run draws only its slice: the whole table's figure stays until a whole run
-            notes.append(f"{dest.relative_to(project_root())}: kept (this run's figure shows only its --param slice; "
+            notes.append(f"{where}: kept (this run's figure shows only its --param slice; "
                          f"--replace-figures if the slice is the whole figure)")
         elif staged.suffix == ".csv" and dest.exists():
-            new, note = merged_results(read_results(dest), read_results(staged), narrowed)
-            atomic_write_text(dest, new[COLUMNS].to_csv(index=False))
-            if note:
-                notes.append(f"{dest.relative_to(project_root())}: {note}")
+            new, note = merged_results(read_results(dest), read_results(staged), narrowed, replace)
+            moves.append((dest, new))
+            notes += [f"{where}: {note}"] if note else []
         else:
-            os.replace(staged, dest)
+            moves.append((dest, staged))
+    for note in notes if say else ():
+        say(note)
+    for dest, what in moves:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(what, pd.DataFrame):
+            atomic_write_text(dest, what[COLUMNS].to_csv(index=False))
+        else:
+            os.replace(what, dest)
     shutil.rmtree(staging, ignore_errors=True)
     return notes
 
@@ -56,26 +72,52 @@ def _keys(frame: pd.DataFrame) -> list[tuple]:
     return list(map(tuple, frame[ROW_KEY].astype(str).values))
 
 
-def merged_results(old: pd.DataFrame, new: pd.DataFrame, narrowed: bool) -> tuple[pd.DataFrame, str]:
-    """The published table: `new` (whole scope) or `new` over `old` (narrowed scope: where both have a
-    row, the one averaged over more runs); and a note on the measured rows of `old` that it keeps or drops."""
+def _named(rows: pd.DataFrame) -> str:
+    cells = ", ".join(f"{r.table} {r.setting} γ={r.labeled} {r.dataset} {r.method} {r.metric} ({r.profile}, "
+                      f"n={r.n_runs:.0f})" for r in rows.head(NAMED).itertuples())
+    return cells + (f" and {len(rows) - NAMED} more" if len(rows) > NAMED else "")
+
+
+def merged_results(old: pd.DataFrame, new: pd.DataFrame, narrowed: bool,
+                   replace: bool = False) -> tuple[pd.DataFrame, str]:
+    """The published table after a notebook brought `new` over the published `old`, and a note naming
+    the measured rows of `old` that were kept against `new` (with what `replace` would do) or dropped.
+
+    Without `replace` no measured row is lost: `new` replaces the rows of its keys except those that
+    average more runs than it brings, and every row of a key it does not hold stays. With `replace`,
+    `new`'s rows win wherever they land, and a whole-scope (not `narrowed`) `new` is the whole table."""
     old_keys, new_keys = _keys(old), _keys(new)
-    published = set(new_keys)
-    outside = old[[k not in published for k in old_keys]]
-    measured_outside = outside[outside.n_runs.fillna(0) > 0]
-    if narrowed:
-        # a narrowed run may re-measure a published cell with fewer seeds (e.g. a table's IID cell as
-        # its one-seed headline, while the table's row averages three): the row of more runs stays
-        old_runs = dict(zip(old_keys, old.n_runs.fillna(0)))
-        fewer = {k for k, n in zip(new_keys, new.n_runs.fillna(0)) if old_runs.get(k, 0) > n}
-        kept = old[[k in fewer for k in old_keys]]
-        merged = pd.concat([outside, kept, new[[k not in fewer for k in new_keys]]], ignore_index=True)
-        notes = ([f"kept {len(measured_outside)} measured row(s) outside this run's scope"] if len(measured_outside) else [])
-        notes += [f"kept {len(kept)} row(s) averaged over more runs than this narrowed run measured"] if len(kept) else []
-        return merged, "; ".join(notes)
-    if not len(measured_outside):
-        return new, ""
-    cells = ", ".join(f"{r.table} {r.setting} γ={r.labeled} {r.dataset} {r.method} ({r.profile})"
-                      for r in measured_outside.head(5).itertuples())
-    more = f" and {len(measured_outside) - 5} more" if len(measured_outside) > 5 else ""
-    return new, f"dropped {len(measured_outside)} measured row(s) no longer in the notebook's scope: {cells}{more}"
+    old_runs = dict(zip(old_keys, old.n_runs.fillna(0)))
+    brought = dict(zip(new_keys, new.n_runs.fillna(0)))
+    outside = [k not in brought for k in old_keys]
+    more = [k in brought and n > brought[k] for k, n in zip(old_keys, old.n_runs.fillna(0))]
+    measured = old.n_runs.fillna(0).gt(0).values
+    kept_outside, kept_more = old[[o and m for o, m in zip(outside, measured)]], old[more]
+    if replace:
+        dropped = pd.concat([kept_more, kept_outside if not narrowed else kept_outside.iloc[:0]])
+        merged = new.reset_index(drop=True) if not narrowed else _in_order(old, new, set(brought))
+        return merged, f"replaced: dropped {len(dropped)} measured row(s): {_named(dropped)}" if len(dropped) else ""
+    merged = _in_order(old, new, {k for k, n in brought.items() if not old_runs.get(k, 0) > n})
+    notes = []
+    if len(kept_outside) and narrowed:
+        notes.append(f"kept {len(kept_outside)} measured row(s) outside this run's --param scope")
+    elif len(kept_outside):
+        notes.append(f"kept {len(kept_outside)} measured row(s) this run did not bring (another profile's, or "
+                     f"outside its scope): {_named(kept_outside)}")
+    if len(kept_more):
+        notes.append(f"kept {len(kept_more)} row(s) averaged over more runs than this run measured: "
+                     f"{_named(kept_more)}")
+    if len(kept_more) or (len(kept_outside) and not narrowed):
+        notes.append("reproduce --replace drops them")
+    return merged, "; ".join(notes)
+
+
+def _in_order(old: pd.DataFrame, new: pd.DataFrame, taken: set[tuple]) -> pd.DataFrame:
+    """`old` with the rows of the keys in `taken` replaced by `new`'s, in the published order (a republish's
+    diff shows what changed), then `new`'s rows of keys `old` lacks."""
+    old_keys, new_keys = _keys(old), _keys(new)
+    at = {k: len(old) + j for j, k in enumerate(new_keys)}
+    known = set(old_keys)
+    positions = [at[k] if k in taken else i for i, k in enumerate(old_keys)]
+    positions += [at[k] for k in new_keys if k not in known]
+    return pd.concat([old, new], ignore_index=True).iloc[positions].reset_index(drop=True)

@@ -16,13 +16,15 @@ import glob
 import io
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, Comparison,
+                         Verdict)
 from .config import RunConfig
 from .data.datasets import DatasetUnavailable, load_dataset
 from .executors import run_all
@@ -184,17 +186,19 @@ def published_results(folder: Path) -> pd.DataFrame:
 
 
 def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None = None, *,
-                  far_cell_causes: FarCellCauses) -> Path:
+                  far_cell_causes: FarCellCauses, claim_comparisons: ClaimComparisons) -> Path:
     """Merge the profile's results/*.csv into report.csv and REPORT.md; the README's summary follows
-    the committed results (quick and paper), never a smoke or headline slice."""
+    the committed results (quick and paper), never a smoke or headline slice. A pure function of the
+    rows: the papers' pieces (`far_cell_causes`, `claim_comparisons`) read them, nothing reruns."""
     from .paths import SEPARATE_PROFILES
     folder = results_dir(profile_name)
     frame = published_results(folder)
     atomic_write_text(folder / "report.csv", frame.to_csv(index=False))
     atomic_write_text(folder / "REPORT.md", render_markdown(frame, notebook_seconds or {}, profile_name,
-                                                            far_cell_causes=far_cell_causes))
+                                                            far_cell_causes=far_cell_causes,
+                                                            claim_comparisons=claim_comparisons))
     if profile_name not in SEPARATE_PROFILES:
-        replace_readme_block(README_START, README_END, summary_markdown(frame, far_cell_causes))
+        replace_readme_block(README_START, README_END, summary_markdown(frame, far_cell_causes, claim_comparisons))
     return folder / "REPORT.md"
 
 
@@ -238,46 +242,80 @@ def is_claim(frame: pd.DataFrame) -> pd.Series:
     return frame.table.str.endswith("_claims")
 
 
-# A parity claim ("comparable", "basically the same") holds while the two sides are this many points
-# apart or closer, beyond the seeds' noise; the papers give no number, one point is ours.
+# A parity claim ("comparable", "basically the same") holds while the 95% interval of the difference lies
+# within this many points of the paper's statement; the papers give no number, one point is ours.
 PARITY_POINTS = 1.0
 PARITY_METRICS = ("best_accuracy_gap",)       # metrics that state parity besides those named *_parity
+CLAIM_KEY = [*KEY, "profile"]                 # a claim row's identity: one per measuring profile
+
+# Paper -> a function of its published rows giving, per claim row (CLAIM_KEY as a tuple), the cells the
+# claim compares (claim_test.Comparison: each side's mean, std and seeds, read from the same rows); the
+# papers' registry gathers them (papers.claim_comparisons) and claim_verdicts tests each.
+ClaimComparisons = Mapping[str, Callable[[pd.DataFrame], Mapping[tuple, Comparison]]]
 
 
-def claim_verdicts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each claim row (tables named *_claims: ours − baseline, or a saving) with a verdict.
+def is_parity(metric: str) -> bool:
+    return metric.endswith("_parity") or metric in PARITY_METRICS
 
-    The margin is ours minus the target (the paper's value where it states one, else 0); the noise
-    is twice `reproduced_std`, the seeds' standard error of the claim's difference (NaN with one
-    seed a side). An ordering claim holds where margin > noise, is refuted where margin < −noise,
-    and is "within noise" between. A parity claim (metric *_parity or in PARITY_METRICS) holds where
-    |margin| ≤ PARITY_POINTS + noise and is refuted otherwise. With one seed there is no noise
-    estimate, and the verdict says so ("holds, 1 seed")."""
+
+def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | None = None) -> pd.DataFrame:
+    """Each claim row (tables named *_claims; `reproduced_value` the published difference, ours − theirs,
+    or a saving) at its best protocol, with `verdict` and `interval` from claim_test.claim_test (its rules
+    in claim_test's docstring) on the cells that `claim_comparisons[paper]` names from the same `frame`; a
+    parity claim is one whose metric is named *_parity or is in PARITY_METRICS. A row whose paper names no
+    cells for it (e.g. a notebook showing its claim rows alone) is "untested (n=k)" below 3 seeds, else
+    "untested (cells not named)"."""
     claims = best_protocol(frame[is_claim(frame)])
-    target = claims.paper_value.fillna(0.0)
-    margin = claims.reproduced_value - target
-    noise = 2.0 * claims.reproduced_std
-    parity = claims.metric.str.endswith("_parity") | claims.metric.isin(PARITY_METRICS)
-    known = noise.notna()
-    band = noise.fillna(0.0)
-    ordered = np.where(margin > band, "holds", np.where(margin < -band, "refuted", "within noise"))
-    paired = np.where(margin.abs() <= PARITY_POINTS + band, "holds", "refuted")
-    verdict = pd.Series(np.where(parity, paired, ordered), index=claims.index)
-    verdict = verdict.where(known | (verdict == "within noise"), verdict + ", 1 seed")
-    verdict = verdict.where(claims.reproduced_value.notna(), "not measured")
-    return claims.assign(target=target, verdict=verdict.values)
+    comparisons: dict[tuple, Comparison] = {}
+    for paper, compare in (claim_comparisons or {}).items():
+        mine = frame[frame.paper == paper]
+        if len(mine):
+            comparisons.update(compare(mine))
+    words, intervals, targets = [], [], []
+    for row in claims.itertuples(index=False):
+        comparison = comparisons.get(tuple(getattr(row, k) for k in CLAIM_KEY))
+        if comparison is None:
+            n = 0 if math.isnan(row.n_runs) else int(row.n_runs)
+            word = (NOT_MEASURED if math.isnan(row.reproduced_value) else
+                    f"{UNTESTED} (n={n})" if n < MIN_SEEDS else f"{UNTESTED} (cells not named)")
+            verdict = Verdict(word)
+            targets.append(0.0 if math.isnan(row.paper_value) else row.paper_value)
+        else:
+            if is_parity(row.metric):
+                comparison = replace(comparison, kind="parity")
+            verdict = comparison.verdict(PARITY_POINTS)
+            targets.append(comparison.target)
+        words.append(verdict.word)
+        intervals.append(str(verdict.interval) if verdict.interval is not None else "")
+    return claims.assign(target=targets, verdict=words, interval=intervals)
 
 
-def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None) -> pd.DataFrame:
+def claims_counted(verdicts: pd.Series) -> str:
+    """The summary's "claims holding": holding of those tested, then the claims not counted either way
+    (untested, by construction, cut off by the run length, not measured)."""
+    if not len(verdicts):
+        return "—"
+    word = verdicts.str.replace(r" \(.*\)$", "", regex=True)      # "untested (n=1)" -> "untested"
+    tested = word.isin(TESTED)
+    out = [f"{int((word == HOLDS).sum())} of {int(tested.sum())} tested"]
+    for name in (UNTESTED, BY_CONSTRUCTION, CUT_OFF, NOT_MEASURED):
+        if (word == name).any():
+            out.append(f"{int((word == name).sum())} {name}")
+    return ", ".join(out)
+
+
+def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
+            claim_comparisons: ClaimComparisons | None = None) -> pd.DataFrame:
     """Per paper: the cells with a printed value, how many were measured at the paper's protocol or a
     reduced one, how many land within WITHIN_POINTS, of those beyond it how many have a measured cause
-    (`far_cell_causes`; "—" for a paper without), how many wait for data, and the claims' verdicts."""
+    (`far_cell_causes`; "—" for a paper without), how many wait for data, and the claims' verdicts
+    (claim_verdicts with `claim_comparisons`; claims_counted)."""
     cells = best_protocol(frame[~is_claim(frame) & frame.paper_value.notna()])
     measured = cells[cells.n_runs > 0]
     rows = []
     for paper in sorted(frame.paper.unique()):
         mine, done = cells[cells.paper == paper], measured[measured.paper == paper]
-        verdicts = claim_verdicts(frame[frame.paper == paper]).verdict.str.split(",").str[0]
+        verdicts = claim_verdicts(frame[frame.paper == paper], claim_comparisons).verdict
         rows.append({"paper": paper, "cells": len(mine),
                      "at paper protocol": int((done.profile == "paper").sum()),
                      "reduced only": int((done.profile != "paper").sum()),
@@ -288,7 +326,7 @@ def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None) -
                      # a value with no run behind it: worked out from the paper's setting (FedAnchor's
                      # communication overhead), so the columns add up to the cells
                      "computed": int(((mine.n_runs == 0) & mine.reproduced_value.notna()).sum()),
-                     "claims holding": f"{(verdicts == 'holds').sum()} of {len(verdicts)}" if len(verdicts) else "—"})
+                     "claims holding": claims_counted(verdicts)})
     return pd.DataFrame(rows)
 
 
@@ -304,9 +342,10 @@ def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, f
     return f"{len(explained)} of {len(far)}"
 
 
-def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None) -> str:
-    table = summary(frame, far_cell_causes)
-    claims = claim_verdicts(frame)
+def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
+                     claim_comparisons: ClaimComparisons | None = None) -> str:
+    table = summary(frame, far_cell_causes, claim_comparisons)
+    claims = claim_verdicts(frame, claim_comparisons)
     out = io.StringIO()
     out.write("Cells are the paper's printed values; each is counted at its best protocol measured (the paper's, "
               f"else a reduced one). `within {WITHIN_POINTS:g} points` counts measured cells only; `beyond it, cause "
@@ -315,9 +354,19 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
               "notebook).\n\n")
     out.write(_markdown_table(table))
     if len(claims):
-        out.write("\nClaims (ours against the paper's statement; one seed per profile unless `n_runs` says more):\n\n")
+        out.write("\nClaims: ours against the paper's statement, each tested on the cells it compares by one function "
+                  f"(`fssl_core/claim_test.py`). With fewer than {MIN_SEEDS} seeds on a side (`n_runs`, the fewest) a claim is "
+                  "`untested` and counts neither way; from 3, Welch's t at its Welch–Satterthwaite degrees of freedom, "
+                  "two-sided at 5%: an ordering claim `holds` where the 95% interval of ours − theirs lies above the "
+                  "target for every one of theirs (a claim against the best baseline is tested against each "
+                  "baseline), is `refuted` where it lies below for one, else is `within noise`; a parity claim "
+                  f"holds where the interval lies within ±{PARITY_POINTS:g} point of the target and is refuted where "
+                  "it lies wholly outside. `by construction`: implied by a reading of the paper, no evidence; `cut off "
+                  "by the run length`: the metric's best round is the run's last. `claims holding` above counts "
+                  "holding of those tested. `interval`: the 95% interval of ours − theirs that decided (against several "
+                  "cells: the one it falls below, else the one it clears least).\n\n")
         out.write(_markdown_table(claims[["paper", "setting", "labeled", "method", "metric", "paper_value",
-                                          "reproduced_value", "n_runs", "profile", "verdict"]]))
+                                          "reproduced_value", "n_runs", "profile", "verdict", "interval"]]))
     return out.getvalue()
 
 
@@ -369,7 +418,8 @@ def _column_order(group) -> tuple:
 
 
 def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], profile_name: str = "quick",
-                    far_cell_causes: FarCellCauses | None = None) -> str:
+                    far_cell_causes: FarCellCauses | None = None,
+                    claim_comparisons: ClaimComparisons | None = None) -> str:
     out = io.StringIO()
     # quick and paper publish into one folder: the title names the profiles of the rows, not only the last job's
     profiles = sorted(set(frame.profile) & set(PROFILES)) if "profile" in frame else []
@@ -385,7 +435,7 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
         out.write("\n**Smoke profile: a wiring check of 2-round runs. Its numbers measure nothing about the methods "
                   "and are not shown; see results/REPORT.md for measurements.**\n")
         frame = frame.assign(reproduced_value=np.nan, reproduced_std=np.nan)
-    out.write("\n## Summary\n\n" + summary_markdown(frame, far_cell_causes))
+    out.write("\n## Summary\n\n" + summary_markdown(frame, far_cell_causes, claim_comparisons))
     for (paper, table), part in frame.groupby(["paper", "table"], sort=False):
         out.write(f"\n## {paper} — {table}\n\n")
         waiting = part[part.status == NEEDS_DATA]

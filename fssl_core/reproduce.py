@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
-from .papers import far_cell_causes, update_readmes
+from .papers import claim_comparisons, far_cell_causes, update_readmes
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .publish import STAGING_ENV, publish
 from .report import merge_results
@@ -98,11 +98,12 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
             raise ConfigError(f"reproduce: --param {name}={value!r}: {notebook} expects {wanted}, e.g. --param {example}")
 
 
-def reproduce(profile: str = "headline", only: str | None = None, device: str = "cpu",
+def reproduce(profile: str | None = None, only: str | None = None, device: str = "cpu",
               parameters: dict[str, Any] | None = None, workers: int | None = None,
               executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False,
-              replace_figures: bool = False, train_only: bool = False) -> Path | None:
-    """Plan, train and execute the notebooks matching `only` at `profile` on `device`; `parameters`
+              replace_figures: bool = False, train_only: bool = False, replace: bool = False) -> Path | None:
+    """Plan, train and execute the notebooks matching `only` at `profile` (None: $FSSL_PROFILE, else
+    headline; profiles.job_profile) on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
     of one table with --only). `executor` trains the runs: "local" (this machine's processes, `workers` of
     them) or "ray" (default $FSSL_EXECUTOR, else local; executors.run_all); `gpus_per_run` is a CUDA run's
@@ -110,26 +111,45 @@ def reproduce(profile: str = "headline", only: str | None = None, device: str = 
     `dry_run`: print the plan (runs to train, runs read back, the estimated time) and stop there, before
     anything is trained, executed or written; returns None. `replace_figures`: the figures of a run narrowed
     by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure).
-    `train_only`: train the plan's runs and stop before any notebook runs; returns None."""
+    `train_only`: train the plan's runs and stop before any notebook runs; returns None.
+    `replace`: a notebook's results replace the published rows they land on, and a whole-scope run's the
+    whole table, even where that drops measured rows (named first); by default none is dropped (publish.py)."""
     from .executors import executor_named, sigterm_as_interrupt
 
     runner = executor_named(executor, workers=workers,
                             **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, runner, dry_run, replace_figures, train_only)
+        return _reproduce(profile, only, device, parameters, runner, dry_run, replace_figures, train_only, replace)
 
 
 def _reproduce(profile, only, device, parameters, runner, dry_run=False,
-               replace_figures=False, train_only=False) -> Path | None:
+               replace_figures=False, train_only=False, replace=False) -> Path | None:
+    from .profiles import PROFILE_ENV, job_profile
+
+    chosen, source = job_profile(profile)
+    before = os.environ.get(PROFILE_ENV)
+    # every get_profile of the job, in this process (the plan) and in the kernels, must return the job's
+    # profile: $FSSL_PROFILE overrides a notebook's choice, so it is set to it for the job's duration
+    os.environ[PROFILE_ENV] = chosen.name
+    try:
+        return _reproduce_at(chosen.name, source, only, device, parameters, runner, dry_run, replace_figures,
+                             train_only, replace)
+    finally:
+        if before is None:
+            os.environ.pop(PROFILE_ENV, None)
+        else:
+            os.environ[PROFILE_ENV] = before
+
+
+def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, replace_figures, train_only,
+                  replace) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
     from .executors import run_all
     from .plan import plan_job, plan_notebook
-    from .profiles import get_profile
     from .store import RunStore
 
-    profile = get_profile(profile).name       # $FSSL_PROFILE (the test suite's) wins, in the kernels too
     # kernels run in notebooks/: they must see the data and outputs the job sees
     os.environ["FSSL_DATA"] = str(data_root().resolve())
     os.environ["FSSL_PROJECT"] = str(project_root())
@@ -148,8 +168,8 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
         check_parameter_types(nb.name, declared, parameters)
     injected = {**parameters, "profile": profile, "device": device}
     store = RunStore()
-    print(f"[reproduce] profile={profile} device={device} data={os.environ['FSSL_DATA']} runs={store.root}",
-          flush=True)
+    print(f"[reproduce] profile={profile} (from {source}) device={device} data={os.environ['FSSL_DATA']} "
+          f"runs={store.root}", flush=True)
     job = plan_job(selected, injected, store)
     if parameters:           # a narrowing that leaves a notebook nothing to reproduce is a mistake, not a result
         for nb, plan in zip(selected, job.notebooks):
@@ -188,12 +208,13 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
             raise
         finally:
             os.environ.pop(STAGING_ENV, None)
-        notes = publish(staging, narrowed=bool(parameters), replace_figures=replace_figures)
         seconds[nb.stem] = time.perf_counter() - start
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
-        for note in notes:
-            print(f"[notebook {i}/{len(selected)}]   {note}", flush=True)
-    report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes())
+        # what a publish keeps against the notebook's file, or drops, is said before it writes
+        publish(staging, narrowed=bool(parameters), replace_figures=replace_figures, replace=replace,
+                say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True))
+    report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
+                           claim_comparisons=claim_comparisons())
     if profile not in SEPARATE_PROFILES:      # as the README's summary: the committed results only
         update_readmes()
     print(f"[reproduce] report: {report}")

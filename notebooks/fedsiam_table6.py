@@ -89,12 +89,12 @@ save_figure(fig, "fedsiam_table6", run_profile.name)
 fedsiam.group_margins(results)
 
 # %% [markdown]
-# The same claim per column with the seeds' spread, and its verdict (`report.claim_verdicts`: against
-# twice the standard error of the difference; "1 seed" where there is none):
+# The same claim per column with its verdict. Verdicts from the one claim test (`fssl_core.claim_test`): with fewer than 3 seeds on a side a claim is
+# *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline.
 
 # %%
-claim_verdicts(claims)[["setting", "labeled", "dataset", "method", "reproduced_value", "reproduced_std", "n_runs",
-                        "profile", "verdict"]]
+claim_verdicts(pd.concat([results, claims], ignore_index=True), fedsiam.CLAIM_COMPARISONS)[
+    ["setting", "labeled", "dataset", "method", "reproduced_value", "n_runs", "profile", "verdict", "interval"]]
 
 # %% [markdown]
 # ## The authors' labels-at-server code

@@ -113,3 +113,47 @@ def test_partition_needs_no_algorithm_and_a_split_the_data_refuse_is_an_error(ti
     # 40 samples over 4 clients leave each 9 unlabeled, too few for 20 stream parts: the partition's message, status 2
     assert cli.main(["partition", "stream_parts=20", "clients=4", "clients_per_round=4"]) == 2
     assert capsys.readouterr().err.startswith("error: partition 'iid': stream_parts=20 must be at most every client's")
+
+
+def test_the_profile_flag_wins_over_fssl_profile_and_the_job_says_where_its_profile_came_from(monkeypatch):
+    """Issue 47: $FSSL_PROFILE=quick silently overrode --profile smoke, so a smoke command could rewrite the
+    committed tables. The job's profile is decided in one place (profiles.job_profile)."""
+    from fssl_core.profiles import job_profile
+    monkeypatch.setenv("FSSL_PROFILE", "quick")
+    assert job_profile("smoke")[0].name == "smoke" and job_profile("smoke")[1] == "--profile; $FSSL_PROFILE=quick ignored"
+    assert job_profile(None) == (job_profile("quick")[0], "$FSSL_PROFILE")
+    monkeypatch.delenv("FSSL_PROFILE")
+    assert job_profile(None)[0].name == "headline" and job_profile(None)[1] == "the default"
+    monkeypatch.setenv("FSSL_PROFILE", "full")
+    with pytest.raises(ConfigError, match=r"\$FSSL_PROFILE='full': must be one of smoke, headline, quick, paper"):
+        job_profile(None)
+    seen = {}
+    monkeypatch.setattr("fssl_core.reproduce.reproduce", lambda **kwargs: seen.update(kwargs))
+    assert cli.main(["reproduce", "--only", "x"]) == 0 and seen["profile"] is None and seen["replace"] is False
+    assert cli.main(["reproduce", "--profile", "smoke", "--replace"]) == 0 and seen["profile"] == "smoke"
+    assert seen["replace"] is True
+
+
+# --- what `run` prints and its exit status ---------------------------------------------------------------
+
+def _summary(status: str, accuracy: float | None) -> dict:
+    return {"accuracy": accuracy, "best_accuracy": 97.5 if accuracy else None, "best_round": 48 if accuracy else None,
+            "rounds": 50, "seconds_per_round": 12.345, "upload_bytes": 30_000_000, "download_bytes": 13_680_000,
+            "status": status, "run_dir": "runs/0123456789abcdef"}
+
+
+@pytest.mark.parametrize("status,accuracy,code", [("ok", 97.31, 0), ("at-chance", 9.8, 3), ("diverged", None, 3)])
+def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_result(monkeypatch, tmp_path, capsys,
+                                                                                  status, accuracy, code):
+    from fssl_core.store import RunResult, RunStore
+    summary = _summary(status, accuracy)
+    monkeypatch.setattr(RunStore, "execute", lambda self, cfg, progress=True: RunResult(cfg, [], summary))
+    assert cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"]) == code
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1 and len(line) < 200
+    assert line.startswith("fedavg mnist iid γ=0.1 K=100 R=50 seed=1234")
+    if accuracy:
+        assert f"accuracy {accuracy:.2f}% (best 97.50% at round 48), 50 rounds, 12.35 s/round, 43.7 MB exchanged" in line
+    assert line.rstrip().endswith(f"status {status} -> runs/0123456789abcdef")
+    assert cli.main(["run", "--quiet", "--json", "--runs", str(tmp_path), "rounds=50"]) == code
+    assert json.loads(capsys.readouterr().out) == summary

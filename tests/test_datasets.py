@@ -51,6 +51,16 @@ def skip_md5(monkeypatch):
     exists = lambda fpath, md5=None: os.path.isfile(fpath)  # noqa: E731
     monkeypatch.setattr(torchvision.datasets.cifar, 'check_integrity', exists)
     monkeypatch.setattr(torchvision.datasets.svhn, 'check_integrity', exists)
+    _known_as_written(monkeypatch)
+
+
+def _known_as_written(monkeypatch):
+    """fssl's own check (datasets.verify_files) likewise: each file's known MD5 becomes the MD5 it had when
+    first asked for, so a file altered after that is still refused."""
+    real, seen = datasets.known_files, {}
+    monkeypatch.setattr(datasets, 'known_files', lambda name, root: {
+        p: seen.setdefault(p, datasets._md5(p)) for p in real(name, root)})
+    monkeypatch.setattr(datasets, '_VERIFIED', {})
 
 
 def _expected_from_cifar_rows(rows):
@@ -115,6 +125,84 @@ def test_loads_onto_cuda(tmp_path, skip_md5):
     assert torch.equal(gpu.train_x.cpu(), cpu.train_x) and torch.equal(gpu.test_y.cpu(), cpu.test_y)
     assert load_dataset('svhn', device=gpu.train_x.device, root=tmp_path, download=False) is gpu
     assert torch.equal(gpu.normalize(gpu.test_x).cpu(), cpu.normalize(cpu.test_x))
+
+
+# ---- the files are the official ones ----------------------------------------------------------
+
+def _write_idx(path, array):
+    """An idx file as torchvision reads it: magic (0, 0, uint8 code 8, rank), big-endian sizes, the bytes."""
+    header = bytes([0, 0, 8, array.ndim]) + b''.join(int(n).to_bytes(4, 'big') for n in array.shape)
+    path.write_bytes(header + array.astype(np.uint8).tobytes())
+
+
+def write_tiny_mnist(root, rng, n_train=6, n_test=4):
+    raw = Path(root) / 'MNIST' / 'raw'
+    raw.mkdir(parents=True)
+    for prefix, n in (('train', n_train), ('t10k', n_test)):
+        _write_idx(raw / f'{prefix}-images-idx3-ubyte', rng.integers(0, 256, size=(n, 28, 28)))
+        _write_idx(raw / f'{prefix}-labels-idx1-ubyte', rng.integers(0, 10, size=n))
+    return raw
+
+
+def test_a_copy_that_is_not_the_official_files_is_refused_with_one_line_naming_the_file_and_digests(tmp_path):
+    # tiny MNIST files in the real format: torchvision reads them, fssl refuses them (not the official MD5s)
+    raw = write_tiny_mnist(tmp_path, np.random.default_rng(0))
+    assert len(torchvision.datasets.MNIST(tmp_path, train=True, download=False)) == 6
+    with pytest.raises(datasets.DatasetCorrupted) as caught:
+        load_dataset('mnist', root=tmp_path, download=False)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1 and isinstance(caught.value, DatasetUnavailable)   # the CLI's one line
+    named = Path(message.split(': ')[1].split(' has md5 ')[0])                # whichever file was checked first
+    assert named.parent == raw.resolve()
+    assert message == (f"data set 'mnist': {named} has md5 {datasets._md5(named)}, the official file has "
+                       f"{datasets._UNZIPPED_MD5['MNIST'][named.name]}: an altered or damaged copy, refused "
+                       f"(replace the file with the official one: {datasets._source('mnist')})")
+
+
+def test_a_tiny_copy_altered_after_it_was_verified_is_refused_and_an_intact_one_served(tmp_path, monkeypatch):
+    raw = write_tiny_mnist(tmp_path, np.random.default_rng(0))
+    _known_as_written(monkeypatch)
+    data = load_dataset('mnist', root=tmp_path, download=False)
+    assert data.digest == datasets.data_digest('mnist', tmp_path) and len(data.digest) == 64
+    labels = raw / 'train-labels-idx1-ubyte'
+    altered = bytearray(labels.read_bytes())
+    altered[-1] = (altered[-1] + 1) % 10                 # one train label changed
+    labels.write_bytes(bytes(altered))
+    datasets.clear_cache()
+    with pytest.raises(datasets.DatasetCorrupted, match=rf"data set 'mnist': {labels.resolve()} has md5 "
+                                                        rf"{datasets._md5(labels)}, the official file has "):
+        load_dataset('mnist', root=tmp_path, download=False)
+
+
+def test_real_mnist_with_altered_train_labels_is_refused(tmp_path):
+    """Issue 47: MNIST with 30% of its train labels altered trained under the clean run's id, status ok."""
+    real = REAL_ROOT / 'MNIST' / 'raw'
+    if not (real / 'train-labels-idx1-ubyte').exists():
+        pytest.skip(how_to_get('mnist'))
+    raw = tmp_path / 'MNIST' / 'raw'
+    raw.mkdir(parents=True)
+    for f in real.iterdir():
+        if f.name != 'train-labels-idx1-ubyte':
+            (raw / f.name).symlink_to(f)
+    labels = np.frombuffer((real / 'train-labels-idx1-ubyte').read_bytes(), np.uint8).copy()
+    altered = np.random.default_rng(0).random(len(labels) - 8) < 0.3
+    labels[8:][altered] = (labels[8:][altered] + 1) % 10
+    (raw / 'train-labels-idx1-ubyte').write_bytes(labels.tobytes())
+    with pytest.raises(datasets.DatasetCorrupted, match=r"train-labels-idx1-ubyte has md5 [0-9a-f]{32}, the "
+                                                        r"official file has a25bea736e30d166cdddb491f175f624"):
+        load_dataset('mnist', root=tmp_path, download=False)
+    data = load_dataset('mnist', root=REAL_ROOT, download=False)          # the official copy: verified, served
+    assert data.digest == datasets.data_digest('mnist')
+
+
+def test_the_cli_prints_a_corrupted_copy_as_one_error_line(tmp_path, monkeypatch, capsys):
+    from fssl_core.cli import main
+    write_tiny_mnist(tmp_path, np.random.default_rng(0))
+    monkeypatch.setenv('FSSL_DATA', str(tmp_path))
+    datasets.clear_cache()
+    assert main(['partition', 'dataset=mnist', 'clients=2', 'clients_per_round=1']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: data set 'mnist': ") and 'has md5' in err and len(err.splitlines()) == 1
 
 
 # ---- errors ------------------------------------------------------------------------------------

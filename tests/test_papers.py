@@ -75,3 +75,48 @@ def test_the_readme_results_are_the_paper_protocol_rows_under_their_display_name
     assert "| setting | labeled | FedSiam-D | seeds |" in text and "| iid | 0.10 | 98.10 ± 0.20 (97.6) | 3 |" in text
     assert "fedavg" not in text
     assert "No cell of this paper" in results_tables_markdown(frame, ["fedanchor"])
+
+
+def _stream_rows(best_rounds, profile="quick"):
+    """Fig. 8's cells at one seed: FedMix-FedLoss and FedMatch's best accuracy, best round and bytes."""
+    from fssl_core.papers import fedmix
+    values = {"fedmix_fedloss": {"best_accuracy": 70.0, "best_round": best_rounds[0], "total_mb": 60.0},
+              "fedmatch": {"best_accuracy": 70.4, "best_round": best_rounds[1], "total_mb": 100.0}}
+    return pd.DataFrame([{**{c: math.nan for c in COLUMNS}, "paper": fedmix.PAPER, "table": "fig8",
+                          "setting": "stream_dir0.1", "labeled": "1000", "dataset": "fashion_mnist", "method": m,
+                          "metric": k, "reproduced_value": v, "n_runs": 1, "profile": profile, "device": "cpu",
+                          "seconds": 1.0, "status": "reduced"}
+                         for m, metrics in values.items() for k, v in metrics.items()], columns=COLUMNS)
+
+
+def test_fedmix_rounds_saved_is_cut_off_where_a_best_round_is_the_runs_last():
+    from fssl_core.papers import fedmix
+    from fssl_core.report import claim_verdicts
+    assert fedmix.streaming_rounds("quick") == 50          # quick's 50 rounds: a best at round 50 may lie beyond
+    cells = _stream_rows((50, 49))
+    claims = fedmix.streaming_claims(cells)
+    assert claims.set_index("metric").reproduced_value.to_dict() == {
+        "best_accuracy_gap": pytest.approx(-0.4), "rounds_saved_to_best_acc": -1.0, "comm_reduction": 0.4}
+    verdicts = claim_verdicts(pd.concat([cells, claims]), papers.claim_comparisons())
+    assert verdicts.verdict.tolist() == ["untested (n=1)", "cut off by the run length", "untested (n=1)"]
+    # both best rounds inside the run: the claim is only short of seeds
+    cells = _stream_rows((30, 45))
+    verdicts = claim_verdicts(pd.concat([cells, fedmix.streaming_claims(cells)]), papers.claim_comparisons())
+    assert verdicts.verdict.tolist() == ["untested (n=1)"] * 3
+
+
+def test_fedanchor_claims_compare_fedanchors_cells_with_semifls():
+    from fssl_core.papers import fedanchor
+    from fssl_core.report import claim_verdicts
+    rows = [{**{c: math.nan for c in COLUMNS}, "paper": "fedanchor", "table": "fmnist", "setting": "iid",
+             "labeled": "250", "dataset": "fashion_mnist", "method": m, "metric": k, "reproduced_value": v,
+             "reproduced_std": 1.0, "n_runs": 3, "profile": "quick", "device": "cpu", "seconds": 1.0, "status": "reduced"}
+            for m, k, v in [("fedanchor", "accuracy", 80.0), ("semifl", "accuracy", 75.5),
+                            ("fedanchor", "selected", 400.0), ("semifl", "selected", 399.0),
+                            ("fedanchor", "pseudo_label_accuracy_all", 90.0), ("semifl", "pseudo_label_accuracy_all", 95.0)]]
+    cells = pd.DataFrame(rows, columns=COLUMNS)
+    claims = fedanchor.fmnist_claims(cells)
+    verdicts = claim_verdicts(pd.concat([cells, claims]), papers.claim_comparisons()).set_index("metric").verdict
+    # std 1 and 3 seeds a side: each difference ± 2.267 (se 0.8165, df 4): −5 refuted, +1 within noise, +4.5 holds
+    assert verdicts.to_dict() == {"pseudo_label_accuracy_all_gap": "refuted", "selected_gap": "within noise",
+                                  "accuracy_gap": "holds"}

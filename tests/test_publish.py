@@ -1,6 +1,11 @@
 """The main job publishes a notebook's outputs only when it completes, never shrinks a results table
 unsaid, and refuses --param values of the wrong type or that leave a notebook nothing to do."""
 import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -8,8 +13,10 @@ import pytest
 
 from fssl_core.config import ConfigError
 from fssl_core.publish import merged_results
-from fssl_core.report import COLUMNS
+from fssl_core.report import COLUMNS, KEY, read_results
 from fssl_core.reproduce import check_parameter_types, reproduce
+
+from .conftest import requires_mnist
 
 
 def _row(method, value, profile="quick", n_runs=1):
@@ -28,24 +35,35 @@ def test_a_narrowed_rerun_replaces_its_cells_and_keeps_the_others():
     merged, note = merged_results(OLD, NEW, narrowed=True)
     values = {(r.method, r.profile): r.reproduced_value for r in merged.itertuples()}
     assert values[("a", "quick")] == 90.0 and values[("b", "quick")] == 92.0 and values[("b", "paper")] == 93.0
-    assert len(merged) == 4 and note == "kept 2 measured row(s) outside this run's scope"   # a, b at paper
+    assert len(merged) == 4 and note == "kept 2 measured row(s) outside this run's --param scope"   # a, b at paper
+    assert merged.method.tolist() == ["a", "b", "b", "c"]         # in the published order
 
 
-def test_a_narrowed_rerun_never_replaces_a_row_of_more_seeds_by_one_of_fewer():
+def test_a_rerun_never_replaces_a_row_of_more_seeds_by_one_of_fewer():
     # the Table 5 notebook re-measures its IID cell as a one-seed headline; a narrowed paper run of
-    # the Non-IID columns must not replace the published three-seed IID row with it
+    # the Non-IID columns must not replace the published three-seed IID row with it; nor may a whole one
     old = pd.DataFrame([_row("b", 93.0, profile="paper", n_runs=3), _row("a", 90.0, profile="paper", n_runs=1)])
     new = pd.DataFrame([_row("b", 92.5, profile="paper", n_runs=1), _row("a", 90.5, profile="paper", n_runs=3)])
-    merged, note = merged_results(old, new, narrowed=True)
-    values = {r.method: (r.reproduced_value, r.n_runs) for r in merged.itertuples()}
-    assert values == {"b": (93.0, 3), "a": (90.5, 3)} and len(merged) == 2
-    assert note == "kept 1 row(s) averaged over more runs than this narrowed run measured"
+    for narrowed in (True, False):
+        merged, note = merged_results(old, new, narrowed=narrowed)
+        values = {r.method: (r.reproduced_value, r.n_runs) for r in merged.itertuples()}
+        assert values == {"b": (93.0, 3), "a": (90.5, 3)} and len(merged) == 2
+        assert note == ("kept 1 row(s) averaged over more runs than this run measured: "
+                        "table5 iid γ=0.10 mnist b accuracy (paper, n=3); reproduce --replace drops them")
+    merged, note = merged_results(old, new, narrowed=True, replace=True)      # unless asked
+    assert merged.set_index("method").n_runs.to_dict() == {"b": 1, "a": 3}
+    assert note.startswith("replaced: dropped 1 measured row(s): table5 iid γ=0.10 mnist b accuracy (paper, n=3)")
 
 
-def test_a_whole_rerun_replaces_the_table_and_names_the_measured_rows_it_drops():
+def test_a_whole_rerun_keeps_the_measured_rows_it_does_not_bring_unless_told_to_replace_them():
     merged, note = merged_results(OLD, NEW, narrowed=False)
+    assert merged.reproduced_value.tolist()[:3] == [90.0, 92.0, 93.0] and len(merged) == 4   # c (unmeasured) too
+    assert note.startswith("kept 2 measured row(s) this run did not bring (another profile's, or outside its "
+                           "scope): table5 iid γ=0.10 mnist a accuracy (quick, n=1)")
+    assert note.endswith("reproduce --replace drops them")
+    merged, note = merged_results(OLD, NEW, narrowed=False, replace=True)
     assert merged.reproduced_value.tolist() == [92.0]
-    assert note.startswith("dropped 2 measured row(s) no longer in the notebook's scope: table5 iid γ=0.10 mnist a")
+    assert note.startswith("replaced: dropped 2 measured row(s): table5 iid γ=0.10 mnist a accuracy (quick, n=1)")
     assert merged_results(NEW, NEW, narrowed=False)[1] == ""
 
 
@@ -102,3 +120,42 @@ def test_a_narrowed_run_keeps_the_whole_tables_figure(tmp_path, monkeypatch):
         notes = publish(staging, narrowed=narrowed, replace_figures=replace)
         assert (tmp_path / "figures" / "t.png").read_bytes() == expected
         assert any("kept" in n for n in notes) == (narrowed and not replace)
+
+
+@requires_mnist
+def test_a_quick_republish_of_a_table_holding_paper_rows_shrinks_nothing(tmp_path):
+    """Issue 47: `reproduce --profile quick --only fedsiam_table6`, with nothing to train, once replaced the
+    committed table by the quick notebook's file: 296 rows became 200, the paper-protocol rows outside quick's
+    scope were gone and the README's three-seed values became one-seed ones. Run on a copy of the project
+    (its package too: the job rewrites the papers' READMEs beside their code), with $FSSL_PROFILE=smoke set,
+    which must not override the flag; every published row stays, the paper rows as they were."""
+    root = Path(__file__).resolve().parents[1]
+    copy = tmp_path / "project"
+    for name in ("pyproject.toml", "README.md"):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(root / name, copy / name)
+    ignore = shutil.ignore_patterns("__pycache__", "checkpoint.pt", ".lock", "damaged-*", ".*.tmp")
+    for folder in ("fssl_core", "results", "runs", "figures"):
+        shutil.copytree(root / folder, copy / folder, ignore=ignore)
+    (copy / "notebooks").mkdir()
+    shutil.copy(root / "notebooks" / "fedsiam_table6.ipynb", copy / "notebooks")
+    table = copy / "results" / "fedsiam_table6.csv"
+    before = read_results(table)
+    env = {**os.environ, "FSSL_PROJECT": str(copy), "FSSL_RUNS": str(copy / "runs"), "PYTHONPATH": str(copy),
+           "FSSL_PROFILE": "smoke", "FSSL_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "fssl_core", "reproduce", "--profile", "quick", "--only",
+                           "fedsiam_table6"], cwd=copy, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "[reproduce] profile=quick (from --profile; $FSSL_PROFILE=smoke ignored)" in done.stdout
+    assert "0 to train" in done.stdout
+    after = read_results(table)
+    assert len(after) >= len(before)
+    key = [*KEY, "profile"]
+    joined = before.merge(after, on=key, how="left", suffixes=("", "_after"), indicator=True)
+    assert (joined._merge == "both").all(), "published rows dropped"
+    measured = joined[joined.n_runs > 0]
+    assert (measured.n_runs_after >= measured.n_runs).all(), "a row replaced by one of fewer runs"
+    paper = joined[(joined.profile == "paper") & (joined.n_runs > 0)]
+    assert len(paper) and paper.n_runs_after.tolist() == paper.n_runs.tolist()
+    assert paper.reproduced_value_after.tolist() == paper.reproduced_value.tolist()
+    assert "reproduce --replace drops them" in done.stdout       # what it kept, it says

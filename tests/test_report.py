@@ -4,7 +4,7 @@ import math
 import pandas as pd
 import pytest
 
-from fssl_core.papers import far_cell_causes
+from fssl_core.papers import claim_comparisons, far_cell_causes
 from fssl_core.profiles import PROFILES
 from fssl_core.report import COLUMNS, merge_results, read_results, save_notebook_results
 
@@ -29,7 +29,8 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
     back = read_results(path)
     assert back.loc[0, "labeled"] == "0.10" and math.isnan(back.loc[1, "reproduced_value"])
 
-    report = merge_results("quick", {"fedsiam_table5": 71.0}, far_cell_causes=far_cell_causes()).read_text()
+    report = merge_results("quick", {"fedsiam_table5": 71.0}, far_cell_causes=far_cell_causes(),
+                           claim_comparisons=claim_comparisons()).read_text()
     assert "| iid | 0.10 | mnist | fedavg | accuracy | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
     assert "cifar10 | fedavg" not in report                      # needs-data rows: one line per table
     assert "1 row(s) need data not on the measuring machine: cifar10 (1)." in report
@@ -55,10 +56,10 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
     (row,) = summary(frame, far_cell_causes()).to_dict("records")
     assert row == {"paper": "fedsiam", "cells": 4, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
                    "beyond it, cause measured": "0 of 1", "needs data": 1, "computed": 1,
-                   "claims holding": "1 of 2"}   # a: 94.0 at paper (1.0 off); b: 1.6 off, nothing measured beside it
+                   "claims holding": "0 of 0 tested, 2 untested"}   # a: 94.0 at paper (1.0 off); b: 1.6 off
     assert row["cells"] == sum(row[k] for k in ("at paper protocol", "reduced only", "needs data", "computed"))
-    # 2.0 > 0; 0.4 short of the paper's 0.5; one seed, so no noise estimate
-    assert claim_verdicts(frame).verdict.tolist() == ["holds, 1 seed", "refuted, 1 seed"]
+    # one seed a side: neither 2.0 > 0 nor 0.4 short of the paper's 0.5 is evidence
+    assert claim_verdicts(frame).verdict.tolist() == ["untested (n=1)", "untested (n=1)"]
 
 
 def test_summary_counts_the_far_cells_whose_notebook_measured_a_cause():
@@ -101,20 +102,105 @@ def test_the_published_far_cells_read_their_causes_from_the_side_tables_their_no
     assert row["measured_cause"] == "at_authors_code 95.50 (+0.50 from the paper)" and row["cause_measured"]
 
 
-@pytest.mark.parametrize("metric,value,se,verdict", [
-    ("gap", 1.0, 0.4, "holds"),               # 1.0 > 2·0.4
-    ("gap", 0.5, 0.4, "within noise"),        # |0.5| ≤ 0.8
-    ("gap", -1.0, 0.4, "refuted"),            # −1.0 < −0.8
-    ("gap", -0.5, float("nan"), "refuted, 1 seed"),
-    ("d_mt_parity", -1.5, 0.3, "holds"),      # |−1.5| ≤ 1 point + 2·0.3
-    ("d_mt_parity", -1.7, 0.3, "refuted"),
-    ("best_accuracy_gap", 0.9, float("nan"), "holds, 1 seed"),   # FedMix's "basically the same"
+def _toy_comparisons(frame):
+    """The cells a toy claim row "a vs b" compares: method a's cell against method b's (same metric
+    "accuracy", same coordinates and profile); a metric named upload_* is implied by a reading."""
+    from fssl_core.claim_test import Comparison, Side
+    from fssl_core.report import CLAIM_KEY
+
+    def side(cells, method):
+        row = cells[cells.method == method].iloc[0]
+        return Side(method, row.reproduced_value, row.reproduced_std, int(row.n_runs))
+    out = {}
+    for row in frame[frame.table.str.endswith("_claims")].to_dict("records"):
+        cells = frame[~frame.table.str.endswith("_claims") & (frame.setting == row["setting"])]
+        ours, *theirs = row["method"].split(" vs ")
+        comparison = Comparison(side(cells, ours), tuple(side(cells, m) for m in theirs[0].split(",")),
+                                by_construction="a reading" if row["metric"].startswith("upload") else None)
+        out[tuple(row[k] for k in CLAIM_KEY)] = comparison
+    return out
+
+
+@pytest.mark.parametrize("metric,ours,theirs,verdict", [
+    # Welch by hand, 3 seeds a side, std 1 each: se = sqrt(1/3 + 1/3) = 0.8165, df = (2/3)² / (2 · (1/3)²/2) = 4,
+    # t_0.975,4 = 2.776, so the interval is d ± 2.267
+    ("gap", (10.0, 1.0, 3), (7.0, 1.0, 3), "holds"),              # 3 ± 2.267: [0.73, 5.27]
+    ("gap", (10.0, 1.0, 3), (9.0, 1.0, 3), "within noise"),       # 1 ± 2.267
+    ("gap", (7.0, 1.0, 3), (10.0, 1.0, 3), "refuted"),            # −3 ± 2.267: [−5.27, −0.73]
+    ("gap", (10.0, 1.0, 2), (7.0, 1.0, 3), "untested (n=2)"),     # 2 seeds on one side
+    ("gap", (10.0, math.nan, 1), (7.0, math.nan, 1), "untested (n=1)"),   # +3 on one seed: no evidence
+    # parity, std 0.1 each: se = 0.0816, df 4, half-width 0.227
+    ("d_mt_parity", (10.0, 0.1, 3), (10.2, 0.1, 3), "holds"),     # [−0.43, 0.03] within ±1
+    ("d_mt_parity", (12.0, 0.1, 3), (10.0, 0.1, 3), "refuted"),   # [1.77, 2.23] wholly above +1
+    ("d_mt_parity", (10.8, 0.5, 3), (10.0, 0.5, 3), "within noise"),   # se 0.408, half 1.133: [−0.33, 1.93]
+    ("best_accuracy_gap", (10.8, 0.5, 3), (10.0, 0.5, 3), "within noise"),   # FedMix's parity metric
+    ("upload_gap", (20.0, 0.1, 3), (10.0, 0.1, 3), "by construction"),
 ])
-def test_a_claims_verdict_weighs_its_margin_against_the_seeds_noise(metric, value, se, verdict):
+def test_a_claims_verdict_is_welchs_test_on_the_cells_it_compares(metric, ours, theirs, verdict):
     from fssl_core.report import claim_verdicts
-    frame = pd.DataFrame([_row(table="t_claims", method="a vs b", metric=metric, paper_value=0.0, reproduced_value=value,
-                               reproduced_std=se, n_runs=3 if se == se else 1)], columns=COLUMNS)
-    assert claim_verdicts(frame).verdict.tolist() == [verdict]
+
+    def cell(method, stats):
+        mean, std, n = stats
+        return _row(dataset="mnist", method=method, reproduced_value=mean, reproduced_std=std, n_runs=n,
+                    profile="paper")
+    frame = pd.DataFrame([cell("a", ours), cell("b", theirs),
+                          _row(table="t_claims", dataset="mnist", method="a vs b", metric=metric, paper_value=0.0,
+                               profile="paper", reproduced_value=ours[0] - theirs[0], n_runs=min(ours[2], theirs[2]))], columns=COLUMNS)
+    assert claim_verdicts(frame, {"fedsiam": _toy_comparisons}).verdict.tolist() == [verdict]
+    # without the cells named, a claim row alone is untested, whatever its seeds
+    alone = claim_verdicts(frame[frame.table == "t_claims"]).verdict.tolist()
+    assert alone == ([f"untested (n={min(ours[2], theirs[2])})"] if min(ours[2], theirs[2]) < 3
+                     else ["untested (cells not named)"])
+
+
+def test_a_claim_against_several_baselines_must_beat_each_and_the_summary_counts_only_the_tested():
+    from fssl_core.report import claim_verdicts, summary
+
+    def cell(method, mean, std=1.0, n=3, setting="iid"):
+        return _row(dataset="mnist", method=method, setting=setting, reproduced_value=mean, reproduced_std=std, n_runs=n,
+                    profile="paper")
+
+    def claim(method, value, setting="iid", metric="gap", n=3):
+        return _row(table="t_claims", dataset="mnist", method=method, metric=metric, setting=setting, paper_value=0.0,
+                    reproduced_value=value, n_runs=n, profile="paper")
+    frame = pd.DataFrame([
+        # iid: ours 10 against 7 (3 ± 2.267, above) and 9 (1 ± 2.267, within noise): within noise; the best
+        # baseline's margin, 1.0, is what the claim row publishes
+        cell("a", 10.0), cell("b", 7.0), cell("c", 9.0), claim("a vs b,c", 1.0),
+        # noniid: ours 10 against 7 and 13 (−3 ± 2.267, below): refuted by the one it falls below
+        cell("a", 10.0, setting="noniid"), cell("b", 7.0, setting="noniid"), cell("c", 13.0, setting="noniid"),
+        claim("a vs b,c", -3.0, setting="noniid"),
+        # server: ours 10 against 7 and 6.5: above both
+        cell("a", 10.0, setting="server"), cell("b", 7.0, setting="server"), cell("c", 6.5, setting="server"),
+        claim("a vs b,c", 3.0, setting="server"),
+        # one seed: untested; an upload ranking: by construction
+        cell("a", 10.0, math.nan, 1, "one"), cell("b", 7.0, math.nan, 1, "one"), claim("a vs b", 3.0, "one", n=1),
+        claim("a vs b", 0.0, "server", metric="upload_gap"),
+    ], columns=COLUMNS)
+    verdicts = claim_verdicts(frame, {"fedsiam": _toy_comparisons})
+    assert verdicts.verdict.tolist() == ["within noise", "refuted", "holds", "untested (n=1)", "by construction"]
+    assert verdicts.interval.iloc[0] == "[-1.27, 3.27] vs c (df 4.0)"      # the baseline it does not clear
+    assert verdicts.interval.iloc[1] == "[-5.27, -0.73] vs c (df 4.0)"
+    (row,) = summary(frame, claim_comparisons={"fedsiam": _toy_comparisons}).to_dict("records")
+    assert row["claims holding"] == "1 of 3 tested, 1 untested, 1 by construction"
+
+
+def test_the_committed_claim_verdicts_are_a_function_of_the_committed_rows():
+    """Every published claim row finds the cells it compares among the published rows (no notebook reruns),
+    and its published difference is the difference of those cells' means."""
+    from fssl_core.paths import project_root
+    from fssl_core.report import CLAIM_KEY, claim_verdicts, is_claim, published_results
+    frame = published_results(project_root() / "results")
+    compared = {}
+    for paper, compare in claim_comparisons().items():
+        compared.update(compare(frame[frame.paper == paper]))
+    claims = frame[is_claim(frame)]
+    assert len(claims) and all(tuple(r[k] for k in CLAIM_KEY) in compared for r in claims.to_dict("records"))
+    verdicts = claim_verdicts(frame, claim_comparisons())
+    assert "untested (cells not named)" not in set(verdicts.verdict)
+    # a verdict from fewer than 3 seeds a side is never counted as holding or refuted
+    few = verdicts[verdicts.n_runs < 3]
+    assert not few.verdict.isin(["holds", "refuted", "within noise"]).any()
 
 
 def test_smoke_and_headline_reports_show_no_smoke_number_and_leave_the_readme(tmp_path, monkeypatch):
@@ -123,7 +209,7 @@ def test_smoke_and_headline_reports_show_no_smoke_number_and_leave_the_readme(tm
     for profile in ("smoke", "headline"):
         save_notebook_results(pd.DataFrame([_row(method="fedavg", paper_value=95.0, reproduced_value=12.34, n_runs=1,
                                                  profile=profile)], columns=COLUMNS), "nb", PROFILES[profile])
-        merge_results(profile, far_cell_causes=far_cell_causes())
+        merge_results(profile, far_cell_causes=far_cell_causes(), claim_comparisons=claim_comparisons())
     smoke = (tmp_path / "results" / "smoke" / "REPORT.md").read_text()
     assert "12.34" not in smoke and "measure nothing" in smoke
     assert "12.34" in (tmp_path / "results" / "headline" / "REPORT.md").read_text()
@@ -135,7 +221,7 @@ def test_smoke_results_never_touch_the_readme(tmp_path, monkeypatch):
     (tmp_path / "README.md").write_text("<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\n")
     save_notebook_results(pd.DataFrame([_row(dataset="mnist", method="fedavg", status="reduced")], columns=COLUMNS),
                           "nb", PROFILES["smoke"])
-    merge_results("smoke", far_cell_causes=far_cell_causes())
+    merge_results("smoke", far_cell_causes=far_cell_causes(), claim_comparisons=claim_comparisons())
     assert "OLD BLOCK" in (tmp_path / "README.md").read_text()
     assert (tmp_path / "results" / "smoke" / "REPORT.md").exists()
 
@@ -221,7 +307,8 @@ def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs
                                reproduced_value=60.0, n_runs=1, status="reduced")], columns=COLUMNS)
     save_notebook_results(paper, "fedsiam_table5", PROFILES["paper"])
     save_notebook_results(quick, "fedmix_streaming_fmnist", PROFILES["quick"])
-    report = merge_results("quick", {}, far_cell_causes=far_cell_causes()).read_text()
+    report = merge_results("quick", {}, far_cell_causes=far_cell_causes(),
+                           claim_comparisons=claim_comparisons()).read_text()
     assert report.startswith("# Reproduced vs paper (profiles paper, quick)\n")
     assert "`python -m fssl_core reproduce --profile quick` (the latest job;" in report
 

@@ -74,6 +74,11 @@ def test_finished_run_is_read_back_not_retrained(tmp_path):
     files = {p.name for p in store.dir(cfg).iterdir()}
     assert {"config.json", "env.json", "metrics.jsonl", "checkpoint.pt", "result.json"} <= files
     assert json.loads((store.dir(cfg) / "config.json").read_text()) == cfg.to_dict()
+    # the data it was trained on: the content digest of the verified files (not in the run id, which the
+    # committed runs keep; a copy that is not the official files is refused at load, test_datasets.py)
+    from fssl_core.data.datasets import data_digest
+    env = json.loads((store.dir(cfg) / "env.json").read_text())
+    assert env["data"] == {"mnist": data_digest("mnist")} and len(env["data"]["mnist"]) == 64
 
 
 def test_nan_loss_ends_the_run_as_diverged_with_its_round(tmp_path):

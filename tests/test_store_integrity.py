@@ -78,6 +78,13 @@ def _edit_json(path, **changes):
     path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
 
 
+def _forge(path, **changes):
+    """Edit result.json and reseal it: its digest is recomputed, so only its rows can tell."""
+    from fssl_core.store.integrity import summary_digest
+    summary = {**json.loads(path.read_text()), **changes}
+    path.write_text(json.dumps({**summary, "digest": summary_digest(summary)}))
+
+
 def _drop_rows(path, keep):
     path.write_text("".join(path.read_text().splitlines(keepends=True)[:keep]))
 
@@ -105,6 +112,10 @@ FINISHED = {
     "empty metrics.jsonl": ("metrics.jsonl", lambda p: p.write_bytes(b""), "0 rows, result.json says 4", True),
     "empty config.json": ("config.json", lambda p: p.write_bytes(b""), "empty", True),
     "another config's config.json": ("config.json", lambda p: _edit_json(p, seed=99), "another config", True),
+    "forged accuracy, digest recomputed": ("result.json", lambda p: _forge(p, accuracy=99.99),
+                                           "accuracy=99.99 (its rows give", True),
+    "forged bytes, digest recomputed": ("result.json", lambda p: _forge(p, upload_bytes=1),
+                                        "upload_bytes=1 (its rows give", True),
     "result.json of another round count": ("result.json", lambda p: _edit_json(p, rounds=2), "does not match its digest", True),
     "empty checkpoint": ("checkpoint.pt", lambda p: p.write_bytes(b""), "sha256 mismatch", False),
     "flipped bytes in checkpoint": ("checkpoint.pt", _flip_bytes, "sha256 mismatch", False),

@@ -9,6 +9,14 @@ Files are read by torchvision's own dataset classes from the torchvision on-disk
 converted in one step. A missing data set is downloaded by torchvision unless download=False or
 FSSL_OFFLINE=1; if that is impossible, `DatasetUnavailable` says which files to put where.
 
+Every file read is verified first against its known MD5 (`verify_files`: torchvision's own for CIFAR and
+SVHN, which read the files torchvision lists; for (Fashion-)MNIST, whose lists give the MD5s of the .gz
+downloads while what is read are the files unzipped from them, the MD5s of those unzipped files, pinned in
+_UNZIPPED_MD5). A copy that differs is refused (`DatasetCorrupted`, one line naming the file, its digest and
+the expected one): a run is never trained, under its data-free run id, on altered data. The data set's
+content digest (`data_digest`) goes into each run's env.json. The check is made once per process and file
+state (MD5 of MNIST's 55 MB: about 0.2 s on a busy 2-core CPU, beside 0.3 s to read them).
+
 Loaded sets are cached in-process by (name, root, device): a notebook running many configurations
 reads each set from disk once. The cached tensors are shared by every caller: never modify them in
 place (index or copy them instead). `clear_cache()` drops the cache.
@@ -17,6 +25,7 @@ place (index or copy them instead). `clear_cache()` drops the cache.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -32,6 +41,10 @@ DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100', 'svhn', 'synthetic_
 
 class DatasetUnavailable(RuntimeError):
     """A data set is not on disk and could not (or was not allowed to) be downloaded."""
+
+
+class DatasetCorrupted(DatasetUnavailable):
+    """A data set's file is on disk but is not the official one (its MD5 differs from the known one)."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +147,7 @@ class ImageData:
     num_classes: int
     mean: tuple[float, ...]  # per-channel mean used by normalize(), one entry per channel
     std: tuple[float, ...]   # per-channel std used by normalize()
+    digest: str | None = None  # content digest of the files it was read from (data_digest); None: no files
 
     def __post_init__(self):
         for split, x, y in (('train', self.train_x, self.train_y),
@@ -227,14 +241,16 @@ def _load(name: str, root: Path, origin: str, device: torch.device, download: bo
     if name == 'svhn' and importlib.util.find_spec('scipy') is None:
         raise ImportError("load_dataset('svhn') needs scipy (torchvision reads SVHN's .mat files "
                           'with scipy.io.loadmat): pip install scipy')
+    opened = {split: _open(name, root, origin, split, download) for split in ('train', 'test')}
+    digest = verify_files(name, root)      # after _open: a download has then put the files in place
     splits = {}
     for split in ('train', 'test'):
-        images, labels = _as_tensors(_open(name, root, origin, split, download))
+        images, labels = _as_tensors(opened[split])
         # Convert on the device: uint8 moves 4x fewer bytes than float32. x / 255 in float32 is
         # what torchvision's ToTensor computes, so pixels equal those of dataset[i] + ToTensor.
         splits[split] = (images.to(device).float().div_(255), labels.to(device))
     return ImageData(name, *splits['train'], *splits['test'], num_classes=spec.num_classes,
-                     mean=spec.mean, std=spec.std)
+                     mean=spec.mean, std=spec.std, digest=digest)
 
 
 def _synthetic(name: str, spec: _Spec, device: torch.device) -> ImageData:
@@ -277,6 +293,80 @@ def _as_tensors(dataset) -> tuple[Tensor, Tensor]:
         raise TypeError(f'no conversion for {type(dataset).__name__}')
     labels = torch.as_tensor(np.asarray(labels), dtype=torch.int64)
     return images.contiguous(), labels
+
+
+# MD5 of the (Fashion-)MNIST files torchvision reads: the files unzipped from the .gz downloads whose MD5s
+# torchvision lists (tv.MNIST.resources, tv.FashionMNIST.resources). Their SHA-256s (not kept here) equal
+# those published for the unzipped official files by other projects (e.g. Fashion-MNIST's "raw hashes derived
+# from archives matching the publisher's gzip MD5 checksums"), checked on 2026-11-26 against the shared copy.
+_UNZIPPED_MD5 = {
+    'MNIST': {'train-images-idx3-ubyte': '6bbc9ace898e44ae57da46a324031adb',
+              'train-labels-idx1-ubyte': 'a25bea736e30d166cdddb491f175f624',
+              't10k-images-idx3-ubyte': '2646ac647ad5339dbf082846283269ea',
+              't10k-labels-idx1-ubyte': '27ae3e4e09519cfbb04c329615203637'},
+    'FashionMNIST': {'train-images-idx3-ubyte': 'f4a8712d7a061bf5bd6d2ca38dc4d50a',
+                     'train-labels-idx1-ubyte': '9018921c3c673c538a1fc5bad174d6f9',
+                     't10k-images-idx3-ubyte': '8181f5470baa50b63fa0f6fddb340f0a',
+                     't10k-labels-idx1-ubyte': '15d484375f8d13e6eb1aabb0c3f46965'},
+}
+
+
+def known_files(name: str, root: Path) -> dict[Path, str]:
+    """Every file torchvision reads for data set `name` under `root`, with its official MD5."""
+    tv_class = _SPECS[name].tv_class
+    if issubclass(tv_class, tv.MNIST):
+        unzipped = _UNZIPPED_MD5[tv_class.__name__]
+        return {path: unzipped[path.name] for path in _expected_files(name, root)}
+    if issubclass(tv_class, tv.CIFAR10):
+        folder = root / tv_class.base_folder
+        listed = tv_class.train_list + tv_class.test_list + [[tv_class.meta['filename'], tv_class.meta['md5']]]
+        return {folder / f: md5 for f, md5 in listed}
+    return {root / tv_class.split_list[split][1]: tv_class.split_list[split][2] for split in ('train', 'test')}
+
+
+# (name, root) -> (the files' (size, mtime) when verified, the data set's content digest): one check a process
+_VERIFIED: dict[tuple[str, Path], tuple[tuple, str]] = {}
+
+
+def verify_files(name: str, root: Path) -> str:
+    """Check every file of `name` under `root` against its known MD5 (known_files); return the data
+    set's content digest (`data_digest`). Raises DatasetCorrupted naming the first file that differs.
+    Made once per process while the files' sizes and modification times stay as they were."""
+    files = known_files(name, root)
+    missing = [p for p in files if not p.is_file()]
+    if missing:
+        raise DatasetCorrupted(f'data set {name!r}: {missing[0]} is missing ({len(missing)} of its {len(files)} '
+                               f'files are): fetch {_source(name)}')
+    state = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+    if _VERIFIED.get((name, root), (None,))[0] != state:
+        for path, expected in files.items():
+            actual = _md5(path)
+            if actual != expected:
+                raise DatasetCorrupted(f'data set {name!r}: {path} has md5 {actual}, the official file has '
+                                       f'{expected}: an altered or damaged copy, refused (replace the file with '
+                                       f'the official one: {_source(name)})')
+        _VERIFIED[(name, root)] = (state, _manifest_digest(files))
+    return _VERIFIED[(name, root)][1]
+
+
+def data_digest(name: str, root: Path | None = None) -> str | None:
+    """The content digest of data set `name` as loaded from `root` (default data_root()): sha256 over its
+    files' names and verified MD5s; None for the synthetic set, which has no files. Verifies them first."""
+    if _SPECS[name].tv_class is None:
+        return None
+    return verify_files(name, Path(root if root is not None else data_root()).expanduser().resolve())
+
+
+def _manifest_digest(files: dict[Path, str]) -> str:
+    return hashlib.sha256(''.join(f'{p.name} {md5}\n' for p, md5 in sorted(files.items())).encode()).hexdigest()
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 22), b''):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _expected_files(name: str, root: Path) -> list[Path]:
@@ -333,4 +423,4 @@ def resplit(data: ImageData, train_size: int, test_size: int, seed: int) -> Imag
                                              test_size=test_size, labels=y.cpu().numpy())
     train_idx, test_idx = (torch.as_tensor(i, device=x.device) for i in (train_idx, test_idx))
     return ImageData(data.name, x[train_idx], y[train_idx], x[test_idx], y[test_idx], data.num_classes,
-                     data.mean, data.std)
+                     data.mean, data.std, data.digest)

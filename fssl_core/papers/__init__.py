@@ -3,8 +3,9 @@ printed values (values*.csv), display names and a README; and the registry that 
 folder what the report and the figures are given as arguments.
 
 Adding a paper is a folder beside these and one line in PAPERS. The folder's package may define
-DISPLAY_NAMES (method id -> the paper's name) and FAR_CELL_CAUSES (paper -> a function of its published
-rows, see report.summary); its values*.csv follow papers/README.md.
+DISPLAY_NAMES (method id -> the paper's name), FAR_CELL_CAUSES (paper -> a function of its published
+rows, see report.summary) and CLAIM_COMPARISONS (paper -> a function of its published rows naming the
+cells each claim row compares, see report.claim_verdicts); its values*.csv follow papers/README.md.
 """
 from __future__ import annotations
 
@@ -73,6 +74,12 @@ def far_cell_causes() -> dict[str, Callable[[pd.DataFrame], pd.DataFrame]]:
     """Paper -> its published cells beyond report.WITHIN_POINTS with `cause_measured`, for the papers whose
     notebooks measure causes (report.summary counts them)."""
     return {paper: cause for p in packages().values() for paper, cause in getattr(p, "FAR_CELL_CAUSES", {}).items()}
+
+
+def claim_comparisons() -> dict[str, Callable[[pd.DataFrame], dict]]:
+    """Paper -> the function giving, per published claim row, the cells it compares (claim_test.Comparison);
+    report.claim_verdicts tests each by claim_test.claim_test."""
+    return {paper: compare for p in packages().values() for paper, compare in getattr(p, "CLAIM_COMPARISONS", {}).items()}
 
 
 def display_names() -> dict[str, str]:

@@ -14,9 +14,10 @@ unfinished one resumes from its checkpoint and, as every random draw is derived 
 party), ends with the same metrics as a run that was never interrupted (run_store.py).
 
 No wrong number is served: result.json and checkpoint.pt carry the run id, the config's identity
-hash and digests of the rows they cover, and every read checks them (integrity.py). Files that
-disagree are named in a `DamagedRun` warning; `execute` then keeps what still proves itself (a
-checkpoint and the rows it covers), moves the rest into runs/<id>/damaged-<time>/ and recomputes.
+hash and digests of the rows they cover, and every read checks them and recomputes result.json's
+figures from its rows (integrity.py). Files that disagree are named in a `DamagedRun` warning;
+`execute` then keeps what still proves itself (a checkpoint and the rows it covers), moves the rest
+into runs/<id>/damaged-<time>/ and recomputes.
 
 A finished run's records (config.json, env.json, metrics.jsonl, result.json; a few kB to a few hundred kB) are
 what a batch commits, so that its runs outlive the machine that trained them (`python -m fssl_core records`

@@ -7,7 +7,12 @@ A finished run's files vouch for each other (written here, checked here on every
     checkpoint.pt  run_id, config_hash, round, metrics (rows 1..round), metrics_digest, state_digest
     metrics.jsonl  the rows; their digest is over canonical JSON lines, so formatting does not matter
     config.json    the config; it must have the run's identity
-    env.json       where the run was trained: informative only, not checked
+    env.json       where the run was trained, and the content digest of its data set's verified files
+                   (data.datasets.data_digest): informative only, not checked
+
+result.json's figures that derive from the rows (accuracy, best accuracy and round, rounds, seconds, bytes,
+status) are recomputed from the proven rows and must equal the stored ones (`check_summary`): a digest
+proves that a file is the one written, not that its numbers summarise its rows.
 
 `config_hash` is RunConfig.identity_hash: the hash of the fields that change what a run computes
 (`run_id` is its first 16 digits), not of cfg.to_dict(), so a knob added later with its default, or a
@@ -28,7 +33,7 @@ import torch
 from ..config import ConfigError, RunConfig
 from .files import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
                     read_json, read_rows)
-from .summary import DIVERGED, summarize
+from .summary import DIVERGED, OK, summarize
 
 CHECKPOINT_KEYS = {"run_id", "config_hash", "round", "state", "metrics", "metrics_digest", "state_digest"}
 
@@ -128,10 +133,41 @@ def prove_finished(d: Path, cfg: RunConfig) -> tuple[list[dict], dict] | None:
         raise Damage(f"{d / METRICS}: {len(rows)} rows, {RESULT} says {rounds}")
     if rows_digest(rows) != summary.get("metrics_digest"):
         raise Damage(f"{d / METRICS}: its rows are not those {RESULT} summarises (digest mismatch)")
+    check_summary(d / RESULT, cfg, rows, summary)
     check_config(d / CONFIG, cfg)
     if (d / CHECKPOINT).exists() and file_sha256(d / CHECKPOINT) != summary.get("checkpoint_sha256"):
         raise Damage(f"{d / CHECKPOINT}: not the checkpoint {RESULT} was written with (sha256 mismatch)")
     return rows, {**summary, "run_dir": str(d)}
+
+
+# result.json's fields that are figures of the metrics rows (summary.summarize computes them from the rows)
+DERIVED = ("accuracy", "best_accuracy", "best_round", "rounds", "seconds", "seconds_per_round", "upload_bytes",
+           "download_bytes", "status")
+
+
+def check_summary(path: Path, cfg: RunConfig, rows: list[dict], summary: dict) -> None:
+    """The summary's figures must be those its proven rows give: its digests prove that the file is
+    the one written, not that its numbers came from the rows (a forged accuracy with a recomputed digest).
+    The rows are summarised again, with the summary's own chance level, model size and ending (ok or
+    diverged), and every derived field must be equal: the same sums in the same order, so floats too."""
+    chance = summary.get("chance_accuracy")
+    if not isinstance(chance, (int, float)) or isinstance(chance, bool) or not chance > 0:
+        raise Damage(f"{path}: chance_accuracy={chance!r}, not a positive number")
+    ended = DIVERGED if summary.get("status") == DIVERGED else OK
+    try:
+        again = summarize(cfg, rows, ended, summary.get("model_parameters"), path.parent, round(100.0 / chance))
+    except (KeyError, TypeError, ValueError) as err:      # rows of the right digest but not of this store's shape
+        raise Damage(f"{path}: its rows cannot be summarised ({type(err).__name__}: {err})") from None
+    wrong = [f"{k}={summary.get(k)!r} (its rows give {again[k]!r})" for k in DERIVED
+             if not _same(summary.get(k), again[k])]
+    if wrong:
+        raise Damage(f"{path}: {', '.join(wrong)}: not the summary of the rows it covers (forged?)")
+
+
+def _same(stored: Any, derived: Any) -> bool:
+    """Equal, a NaN equalling a NaN (JSON reads back a NaN row's NaN)."""
+    return stored == derived or (isinstance(stored, float) and isinstance(derived, float) and stored != stored
+                                 and derived != derived)
 
 
 def check_config(path: Path, cfg: RunConfig) -> None:

@@ -133,7 +133,7 @@ class RunStore:
         state, metrics = start.state, start.rows
         atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         if len(metrics) < cfg.rounds:
-            atomic_write_text(d / ENV, json.dumps(_environment(cfg), indent=2, sort_keys=True))
+            atomic_write_text(d / ENV, json.dumps(_environment(cfg, fed.data.digest), indent=2, sort_keys=True))
         if start.saved is None:      # a fresh start: round 0's checkpoint, so a run diverging in round 1 has one
             save_checkpoint(d, cfg, 0, state, metrics)
         status, failure = OK, None
@@ -228,11 +228,17 @@ def record_files(root: Path | str | None = None) -> list[Path]:
     return files
 
 
-def _environment(cfg: RunConfig) -> dict:
+def _environment(cfg: RunConfig, data_digest: str | None = None) -> dict:
+    """Where the run was trained, and on which data: `data_digest` is the content digest of the data set's
+    files as verified at load (data.datasets.data_digest; None for the synthetic set). Informative, like the
+    rest of env.json: the run id does not hash the data, which load_dataset verifies against the official
+    files before any run is trained on them."""
     env = {
         "fssl_core": __version__, "torch": torch.__version__, "python": sys.version.split()[0],
         "platform": platform.platform(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
     }
+    if data_digest is not None:
+        env["data"] = {cfg.dataset: data_digest}
     if cfg.device == "cuda":
         env["gpu"] = torch.cuda.get_device_name()
     return env

@@ -6,7 +6,7 @@ from .cells import (ALL_METHODS, ANCHOR, ANCHOR_DIM, CURVE_FIGURES, DIAGNOSTICS,
                     SHARED, TABLE4_ANCHORS, curve_cells, downstream_overhead, figure5_configs, fmnist_cells,
                     missing_methods, not_implemented_rows, paper_config, paper_value, paper_values, table4_rows,
                     table_cells)
-from .claims import fmnist_claims
+from .claims import CLAIM_METRICS, claim_comparisons, fmnist_claims
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
 # rotated tick labels (Table 3's ablations abbreviated)
@@ -17,3 +17,5 @@ DISPLAY_NAMES = {
     "fedanchor_client_server_mixup": "FedAnchor +both mix", "fedanchor_server_mixup": "FedAnchor +server mix",
     "fedanchor_no_contr_loss": "FedAnchor w/o contr.",
 }
+# The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
+CLAIM_COMPARISONS = {PAPER: claim_comparisons}

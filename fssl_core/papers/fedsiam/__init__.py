@@ -19,8 +19,8 @@ from .cells import (ABLATION_SEEDS, CLIENT_PROTOCOL, DATASETS, FIGURE5_METHODS, 
                     TABLE6_SETTINGS, fedsiam_settings, figure5_cells, figure6_cells, paper_config,
                     paper_protocol_scope, protocol, table5_cells, table5_columns, table6_cells, table6_columns,
                     table7_cells, table7_variants, table8_cells)
-from .claims import (BASELINES, fedsiam_d_vs_authors_baselines, group_margins, rankings, table5_claims, table6_claims,
-                     table7_claims, table8_claims)
+from .claims import (BASELINES, CLAIM_SOURCES, TAU_READING, claim_comparisons, fedsiam_d_vs_authors_baselines,
+                     group_margins, rankings, table5_claims, table6_claims, table7_claims, table8_claims)
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
 # rotated tick labels; the markdown prints FedSiam-Π as "FedSiam-II".
@@ -31,3 +31,5 @@ DISPLAY_NAMES = {
 }
 # The README's summary counts, of the published cells beyond report.WITHIN_POINTS, those with a measured cause
 FAR_CELL_CAUSES = {PAPER: explain_published}
+# The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
+CLAIM_COMPARISONS = {PAPER: claim_comparisons}

@@ -1,13 +1,20 @@
 """FedSiam's claims (the abstract, §4.2-4.4) per table column, as report rows with their seeds' standard
-error (tables `<table>_claims`, verdicts from report.claim_verdicts), and the readings beside them."""
+error (tables `<table>_claims`), each with the cells it compares (`claim_comparisons`, tested by
+claim_test.claim_test through report.claim_verdicts), and the readings beside them."""
 from __future__ import annotations
 
 import math
 
 import pandas as pd
 
-from ...report import COLUMNS
+from ...claim_test import Comparison, Side
+from ...report import CLAIM_KEY, COLUMNS
 from .cells import PAPER, fedsiam_settings
+
+# The upload ranking Π < D < MT follows from reading τ as the fraction of online-net layers uploaded
+# (algorithms/fedsiam.py, "Reading choices"): Π sends none, MT all, D between. A claim it implies is
+# shown "by construction", never counted as evidence.
+TAU_READING = "τ read as the fraction of online-net layers uploaded (algorithms/fedsiam.py)"
 
 def _per_column(results: pd.DataFrame, measure) -> pd.DataFrame:
     """One row per table column (setting, γ, dataset) of the accuracy cells, with what
@@ -56,37 +63,41 @@ def rankings(results: pd.DataFrame, method: str = "fedsiam_d") -> pd.DataFrame:
 BASELINES = ("fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedmatch")
 
 
-def _row_stats(rows: pd.DataFrame) -> tuple[float, float, int]:
-    """(mean, std over seeds, seeds) of a cell's row; NaN where not measured."""
+def _row_stats(rows: pd.DataFrame, name: str) -> Side:
+    """A cell's row as a claim's side (mean, std over seeds, seeds); NaN where not measured."""
     hit = rows.dropna(subset=["reproduced_value"])
     if hit.empty:
-        return math.nan, math.nan, 0
+        return Side(name, math.nan, math.nan, 0)
     row = hit.iloc[0]
-    return float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs)
+    return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs))
 
 
-def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> tuple[float, float, int]:
+def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> Side:
     """`_row_stats` of one method's `metric` in a table column."""
-    return _row_stats(column[(column.method == method) & (column.metric == metric)])
+    return _row_stats(column[(column.method == method) & (column.metric == metric)], f"{method} {metric}")
 
 
-def _difference(a: tuple[float, float, int], b: tuple[float, float, int]) -> tuple[float, float]:
+def _difference(a: Side, b: Side) -> tuple[float, float]:
     """a − b and its standard error over seeds, sqrt(s_a²/n_a + s_b²/n_b) (NaN with one seed a side)."""
-    (ma, sa, na), (mb, sb, nb) = a, b
-    se = math.sqrt(sa ** 2 / na + sb ** 2 / nb) if min(na, nb) >= 2 else math.nan
-    return ma - mb, se
+    se = math.sqrt(a.std ** 2 / a.n + b.std ** 2 / b.n) if min(a.n, b.n) >= 2 else math.nan
+    return a.mean - b.mean, se
 
 
 def table5_claims(results: pd.DataFrame) -> pd.DataFrame:
     """FedSiam's claims per Table 5 column (setting, γ, dataset), as report rows (table
-    `table5_claims`; report.claim_verdicts gives each a verdict from its value and the seeds' standard
-    error in `reproduced_std`):
+    `table5_claims`; `reproduced_value` the difference, `reproduced_std` its seeds' standard error; the
+    verdict is claim_test's on the cells `table5_comparisons` names):
     - fedsiam_d_minus_best_baseline: FedSiam-D's accuracy minus the best of FedAvg, FedAvg+, FedSem,
-      FedFixMatch and FedMatch (the abstract: FedSiam outperforms the baselines); holds above 0.
+      FedFixMatch and FedMatch (the abstract: FedSiam outperforms the baselines); tested against each
+      baseline, holds above every one.
     - upload_d_minus_pi, upload_mt_minus_d: MB uploaded ("FedSiam-Π < FedSiam-D < FedSiam-MT", §4.2);
-      hold above 0.
+      by construction under TAU_READING.
     - fedsiam_d_mt_accuracy_parity: FedSiam-D − FedSiam-MT accuracy ("comparable performance", §4.3);
       holds within report.PARITY_POINTS."""
+    return _frame(_table5(results))
+
+
+def _table5(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
     rows = []
     accuracy = results[results.metric == "accuracy"]
     for (setting, labeled, dataset), column in results.groupby(["setting", "labeled", "dataset"], sort=False):
@@ -95,12 +106,15 @@ def table5_claims(results: pd.DataFrame) -> pd.DataFrame:
         baselines = [_cell_stats(column, m, "accuracy") for m in BASELINES]
         d, mt, pi = (_cell_stats(column, m, "accuracy") for m in ("fedsiam_d", "fedsiam_mt", "fedsiam_pi"))
         up_d, up_mt, up_pi = (_cell_stats(column, m, "upload_mb") for m in ("fedsiam_d", "fedsiam_mt", "fedsiam_pi"))
-        claims = [("fedsiam_d vs best baseline", "fedsiam_d_minus_best_baseline", d, _best(baselines), [d, *baselines]),
-                  ("fedsiam_d vs fedsiam_pi", "upload_d_minus_pi", up_d, up_pi, [up_d, up_pi]),
-                  ("fedsiam_mt vs fedsiam_d", "upload_mt_minus_d", up_mt, up_d, [up_mt, up_d]),
-                  ("fedsiam_d vs fedsiam_mt", "fedsiam_d_mt_accuracy_parity", d, mt, [d, mt])]
+        claims = [("fedsiam_d vs best baseline", "fedsiam_d_minus_best_baseline", d, _best(baselines),
+                   Comparison(d, tuple(baselines))),
+                  ("fedsiam_d vs fedsiam_pi", "upload_d_minus_pi", up_d, up_pi,
+                   Comparison(up_d, (up_pi,), by_construction=TAU_READING)),
+                  ("fedsiam_mt vs fedsiam_d", "upload_mt_minus_d", up_mt, up_d,
+                   Comparison(up_mt, (up_d,), by_construction=TAU_READING)),
+                  ("fedsiam_d vs fedsiam_mt", "fedsiam_d_mt_accuracy_parity", d, mt, Comparison(d, (mt,), "parity"))]
         rows += _claim_rows("table5_claims", (setting, labeled, dataset), claims, column.iloc[0])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows
 
 
 def fedsiam_d_vs_authors_baselines(results: pd.DataFrame, authors_baselines: pd.DataFrame) -> pd.DataFrame:
@@ -117,7 +131,7 @@ def fedsiam_d_vs_authors_baselines(results: pd.DataFrame, authors_baselines: pd.
     rows = []
     for d in ours.sort_values("n_runs", ascending=False).drop_duplicates(key).itertuples():
         column = theirs[(theirs.setting == d.setting) & (theirs.labeled == d.labeled) & (theirs.dataset == d.dataset)]
-        values = {m: _cell_stats(column, m, "accuracy")[0] for m in BASELINES}
+        values = {m: _cell_stats(column, m, "accuracy").mean for m in BASELINES}
         if any(math.isnan(v) for v in values.values()):
             continue
         best = max(values, key=values.get)
@@ -128,45 +142,57 @@ def fedsiam_d_vs_authors_baselines(results: pd.DataFrame, authors_baselines: pd.
                                        "fedsiam_d minus it"])
 
 
-def _best(stats: list[tuple[float, float, int]]) -> tuple[float, float, int]:
-    """The stats of the highest mean (an unmeasured row never wins)."""
-    return max(stats, key=lambda s: -math.inf if math.isnan(s[0]) else s[0])
+def _best(stats: list[Side]) -> Side:
+    """The side of the highest mean (an unmeasured row never wins)."""
+    return max(stats, key=lambda s: -math.inf if math.isnan(s.mean) else s.mean)
 
 
-def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, first) -> list[dict]:
-    """Report rows of `claims`, each (method, metric, a, b, inputs): a − b with its standard error over
-    seeds, n_runs the fewest seeds among `inputs`. A claim is stated only where all its inputs were
-    measured (e.g. every baseline), so a slice of a table never states it on part of the evidence;
-    profile, device and status are those of the table's row `first`."""
+def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, first) -> list[tuple[dict, Comparison]]:
+    """Report rows of `claims`, each (method, metric, a, b, comparison) with its comparison: a − b with its
+    standard error over seeds, n_runs the fewest seeds among the comparison's cells. A claim is stated only
+    where all its cells were measured (e.g. every baseline), so a slice of a table never states it on part
+    of the evidence; profile, device and status are those of the table's row `first`."""
     setting, labeled, dataset = coordinates
     rows = []
-    for method, metric, a, b, inputs in claims:
-        if any(math.isnan(s[0]) for s in inputs):
+    for method, metric, a, b, comparison in claims:
+        inputs = (comparison.ours, *comparison.theirs)
+        if any(math.isnan(s.mean) for s in inputs):
             continue
         value, se = _difference(a, b)
-        rows.append({"paper": PAPER, "table": table, "setting": setting, "labeled": labeled, "dataset": dataset,
-                     "method": method, "metric": metric, "paper_value": 0.0,
-                     "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
-                     "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan,
-                     "n_runs": min(s[2] for s in inputs), "profile": first.profile, "device": first.device,
-                     "seconds": 0.0, "status": first.status})
+        rows.append(({"paper": PAPER, "table": table, "setting": setting, "labeled": labeled, "dataset": dataset,
+                      "method": method, "metric": metric, "paper_value": 0.0,
+                      "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
+                      "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan,
+                      "n_runs": min(s.n for s in inputs), "profile": first.profile, "device": first.device,
+                      "seconds": 0.0, "status": first.status}, comparison))
     return rows
+
+
+def _frame(rows: list[tuple[dict, Comparison]]) -> pd.DataFrame:
+    return pd.DataFrame([row for row, _ in rows], columns=COLUMNS)
 
 
 def table6_claims(results: pd.DataFrame) -> pd.DataFrame:
     """Table 6's claim per column (setting, γ, dataset), as report rows (table `table6_claims`, verdicts
     from report.claim_verdicts): siamese_minus_fixmatch_based, the better of FedSiam-Π and FedSiam-MT
     minus the better of FedFixMatch and FedMatch (§4.3: the siamese methods beat the FixMatch-based
-    ones when the labels sit at the server); holds above 0. Stated only where all four were measured."""
+    ones when the labels sit at the server). Tested as the better siamese method (by its mean) against each
+    FixMatch-based one; holds above both. Stated only where all four were measured."""
+    return _frame(_table6(results))
+
+
+def _table6(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
     rows = []
     accuracy = results[results.metric == "accuracy"]
     for (setting, labeled, dataset), column in accuracy.groupby(["setting", "labeled", "dataset"], sort=False):
         ours = [_cell_stats(column, m, "accuracy") for m in ("fedsiam_pi", "fedsiam_mt")]
         theirs = [_cell_stats(column, m, "accuracy") for m in ("fedfixmatch", "fedmatch")]
         claims = [("best siamese vs best fixmatch-based", "siamese_minus_fixmatch_based", _best(ours), _best(theirs),
-                   [*ours, *theirs])]
+                   Comparison(_best(ours), tuple(theirs)))]
+        if any(math.isnan(s.mean) for s in ours):           # stated only where both siamese methods ran
+            continue
         rows += _claim_rows("table6_claims", (setting, labeled, dataset), claims, column.iloc[0])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows
 
 
 def table7_claims(results: pd.DataFrame) -> pd.DataFrame:
@@ -174,19 +200,24 @@ def table7_claims(results: pd.DataFrame) -> pd.DataFrame:
     report.claim_verdicts): siamese_d_minus_nosiam, FedSiam-D's accuracy minus FedSiam-NoSiam's ("the
     siamese network plays an important role"); alpha_0999_minus_best_other, the accuracy at
     α_max = 0.999 minus the best other α_max row ("αk = 0.999 ... receives the best performance").
-    Each is stated only where all its rows were measured."""
+    Each is stated only where all its rows were measured; the α_max claim is tested against each other row."""
+    return _frame(_table7(results))
+
+
+def _table7(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
     rows = []
     accuracy = results[results.metric == "accuracy"]
     for dataset, part in accuracy.groupby("dataset", sort=False):
         def stats(setting):
-            return _row_stats(part[part.setting == setting])
+            return _row_stats(part[part.setting == setting], setting)
         others = [stats(f"alpha_max={a}") for a in ("0.9", "0.99", "0.9999")]
         siamese, nosiam, alpha = stats("siamese=yes"), stats("siamese=no"), stats("alpha_max=0.999")
-        claims = [("fedsiam_d vs fedsiam_nosiam", "siamese_d_minus_nosiam", siamese, nosiam, [siamese, nosiam]),
+        claims = [("fedsiam_d vs fedsiam_nosiam", "siamese_d_minus_nosiam", siamese, nosiam,
+                   Comparison(siamese, (nosiam,))),
                   ("alpha_max=0.999 vs the other rows", "alpha_0999_minus_best_other", alpha, _best(others),
-                   [alpha, *others])]
+                   Comparison(alpha, tuple(others)))]
         rows += _claim_rows("table7_claims", ("iid", "0.10", dataset), claims, part.iloc[0])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows
 
 
 def table8_claims(results: pd.DataFrame) -> pd.DataFrame:
@@ -194,13 +225,34 @@ def table8_claims(results: pd.DataFrame) -> pd.DataFrame:
     from report.claim_verdicts): default_minus_other_loss, FedSiam-D's accuracy with the consistency
     loss the paper chose from this table (fedsiam_settings: MSE, except KL for CIFAR-10 non-IID)
     minus its accuracy with the other one; holds above 0."""
+    return _frame(_table8(results))
+
+
+def _table8(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
     rows = []
     accuracy = results[results.metric == "accuracy"]
     for (setting, dataset), part in accuracy.groupby(["setting", "dataset"], sort=False):
         chosen = fedsiam_settings(dataset, setting)["consistency"]
         other = "kl" if chosen == "mse" else "mse"
-        a, b = (_row_stats(part[part.method == f"fedsiam_d_{loss}"]) for loss in (chosen, other))
-        claims = [(f"fedsiam_d_{chosen} vs fedsiam_d_{other}", "default_minus_other_loss", a, b, [a, b])]
+        a, b = (_row_stats(part[part.method == f"fedsiam_d_{loss}"], f"fedsiam_d_{loss}") for loss in (chosen, other))
+        claims = [(f"fedsiam_d_{chosen} vs fedsiam_d_{other}", "default_minus_other_loss", a, b, Comparison(a, (b,)))]
         rows += _claim_rows("table8_claims", (setting, "0.10", dataset), claims, part.iloc[0])
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return rows
+
+
+# claims table -> (the table of the cells it compares, the builder of its rows and comparisons)
+CLAIM_SOURCES = {"table5_claims": ("table5", _table5), "table6_claims": ("table6", _table6),
+                 "table7_claims": ("table7", _table7), "table8_claims": ("table8", _table8)}
+
+
+def claim_comparisons(published: pd.DataFrame) -> dict[tuple, Comparison]:
+    """Per published claim row (report.CLAIM_KEY as a tuple), the cells it compares: the claims' own builders
+    run on the published cells of its source table at each measuring profile, so the verdict is a function
+    of the committed rows (report.claim_verdicts)."""
+    out = {}
+    for cells_table, build in CLAIM_SOURCES.values():
+        cells = published[(published.paper == PAPER) & (published.table == cells_table)]
+        for _, part in cells.groupby("profile", sort=False):
+            out.update({tuple(row[k] for k in CLAIM_KEY): comparison for row, comparison in build(part)})
+    return out
 

@@ -1,0 +1,161 @@
+"""The one test every paper's claims go through: ours against theirs, cell by cell, by Welch's t.
+
+A claim compares cells: each side is a cell's mean over seeds, its sample standard deviation
+(ddof = 1) and its number of seeds, as the results CSVs publish them (`reproduced_value`,
+`reproduced_std`, `n_runs`). A paper names, per claim row, which cells it compares (a
+`Comparison`); `claim_test` gives the verdict, and report.claim_verdicts puts it beside the row.
+
+Rules (two-sided, 5%):
+- n < 3 seeds on either side: `untested (n=k)`, k the fewest seeds of a side. Neither holding nor
+  refuted: two seeds give a standard deviation from one degree of freedom, one seed none.
+- n ≥ 3: Welch's t. The difference d = ours − theirs has standard error se = sqrt(s₁²/n₁ + s₂²/n₂)
+  and Welch–Satterthwaite degrees of freedom ν = se⁴ / ((s₁²/n₁)²/(n₁−1) + (s₂²/n₂)²/(n₂−1)); its 95%
+  interval is d ± t₀.₉₇₅,ν · se. (Both sides with std 0, as the bytes of a deterministic upload:
+  se = 0 and the interval is the point d.)
+- an ordering claim ("ours is above theirs", `kind="above"`) holds where the interval of
+  ours − theirs lies wholly above `target` for EVERY one of theirs (a claim against the best of
+  several baselines compares with each, never with their maximum, which would bias it toward
+  refutation); it is refuted where the interval lies wholly below `target` for ANY one of theirs;
+  else it is `within noise`.
+- a parity claim ("comparable", `kind="parity"`) holds where the interval of ours − theirs lies
+  within target ± `points` (report's PARITY_POINTS unless the paper gives a bound) for every one of
+  theirs, is refuted where it lies wholly outside that band for any one, else `within noise`.
+- a claim that follows from a reading of the paper by construction (`by_construction`: e.g.
+  FedSiam's upload ranking Π < D < MT once τ is read as the fraction of layers uploaded) says
+  `by construction` and is no evidence either way.
+- a claim whose metric the run's length cuts off (`cut_off`: e.g. a "rounds to the best accuracy"
+  whose best round is the run's last) says `cut off by the run length`.
+- a side never measured (NaN mean): `not measured`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from scipy.stats import t as student_t
+
+MIN_SEEDS = 3                 # a claim is tested only from this many seeds a side
+ALPHA = 0.05                  # two-sided
+HOLDS, REFUTED, WITHIN_NOISE = "holds", "refuted", "within noise"
+BY_CONSTRUCTION, CUT_OFF, NOT_MEASURED = "by construction", "cut off by the run length", "not measured"
+UNTESTED = "untested"         # written "untested (n=k)"
+TESTED = (HOLDS, REFUTED, WITHIN_NOISE)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One cell of a comparison: its mean over seeds, sample std (ddof = 1; NaN with one seed), seeds,
+    and `name`, the cell as a reader finds it (e.g. "fedsem accuracy")."""
+    name: str
+    mean: float
+    std: float
+    n: int
+
+    def scaled(self, factor: float, name: str | None = None) -> "Side":
+        """factor · the cell (a claim on a ratio, e.g. "half the bytes": ours − 0.5 · theirs)."""
+        return Side(name or f"{factor:g} × {self.name}", factor * self.mean, abs(factor) * self.std, self.n)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The 95% Welch interval of ours − one of theirs (`against`), with its degrees of freedom."""
+    against: str
+    difference: float
+    low: float
+    high: float
+    df: float
+
+    def __str__(self) -> str:
+        df = "∞" if math.isinf(self.df) else f"{self.df:.1f}"
+        return f"[{self.low:.2f}, {self.high:.2f}] vs {self.against} (df {df})"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What claim_test decided (`word`) and, for a tested claim, the interval that decided it."""
+    word: str
+    interval: Interval | None = None
+
+    def __str__(self) -> str:
+        return self.word
+
+    @property
+    def tested(self) -> bool:
+        return self.word in TESTED
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A claim as the cells it compares: `ours` against each of `theirs` (see the module's rules).
+    `by_construction` names the reading that implies the claim; `cut_off` says what the run's length
+    cuts off."""
+    ours: Side
+    theirs: tuple[Side, ...]
+    kind: str = "above"
+    target: float = 0.0
+    points: float | None = None
+    by_construction: str | None = None
+    cut_off: str | None = None
+
+    def verdict(self, parity_points: float) -> Verdict:
+        return claim_test(self.ours, self.theirs, kind=self.kind, target=self.target,
+                          points=parity_points if self.points is None else self.points,
+                          by_construction=self.by_construction is not None, cut_off=self.cut_off is not None)
+
+
+def t_quantile(df: float, p: float = 1 - ALPHA / 2) -> float:
+    """Student's t quantile at `df` degrees of freedom (df = ∞: the normal's)."""
+    if df <= 0 or math.isnan(df):
+        raise ValueError(f"t_quantile df={df}: must be > 0")
+    return float(student_t.ppf(p, df))
+
+
+def welch(ours: Side, theirs: Side) -> Interval:
+    """The 95% interval of ours − theirs by Welch's t at its Welch–Satterthwaite degrees of freedom."""
+    for side in (ours, theirs):
+        if side.n < 2 or math.isnan(side.std):
+            raise ValueError(f"welch: side {side.name!r} has n={side.n}, std={side.std}: needs n ≥ 2 and a std")
+    va, vb = ours.std ** 2 / ours.n, theirs.std ** 2 / theirs.n        # each mean's variance
+    se = math.sqrt(va + vb)
+    d = ours.mean - theirs.mean
+    if se == 0.0:
+        return Interval(theirs.name, d, d, d, math.inf)
+    df = (va + vb) ** 2 / (va ** 2 / (ours.n - 1) + vb ** 2 / (theirs.n - 1))
+    half = t_quantile(df) * se
+    return Interval(theirs.name, d, d - half, d + half, df)
+
+
+def claim_test(ours: Side, theirs: Sequence[Side], kind: str = "above", target: float = 0.0, points: float = 1.0,
+               by_construction: bool = False, cut_off: bool = False) -> Verdict:
+    """The verdict on "ours against each of `theirs`" under the module's rules: `kind` "above" (the
+    difference above `target` for every one of theirs) or "parity" (within target ± `points` for
+    every one). Checked in this order: not measured, by construction, cut off by the run length,
+    untested (n=k), then Welch's t."""
+    if kind not in ("above", "parity"):
+        raise ValueError(f"claim_test kind={kind!r}: must be 'above' or 'parity'")
+    if not theirs:
+        raise ValueError("claim_test theirs=(): a claim compares with at least one cell")
+    sides = (ours, *theirs)
+    if any(math.isnan(s.mean) for s in sides):
+        return Verdict(NOT_MEASURED)
+    if by_construction:
+        return Verdict(BY_CONSTRUCTION)
+    if cut_off:
+        return Verdict(CUT_OFF)
+    fewest = min(s.n for s in sides)
+    if fewest < MIN_SEEDS:
+        return Verdict(f"{UNTESTED} (n={fewest})")
+    intervals = [welch(ours, other) for other in theirs]
+    if kind == "above":
+        below = [i for i in intervals if i.high < target]
+        if below:
+            return Verdict(REFUTED, min(below, key=lambda i: i.high))
+        weakest = min(intervals, key=lambda i: i.low)          # the one of theirs closest to ours
+        return Verdict(HOLDS if weakest.low > target else WITHIN_NOISE, weakest)
+    low, high = target - points, target + points
+    outside = [i for i in intervals if i.low > high or i.high < low]
+    if outside:
+        return Verdict(REFUTED, outside[0])
+    widest = max(intervals, key=lambda i: max(i.high - high, low - i.low))     # the one reaching farthest out
+    return Verdict(HOLDS if all(low <= i.low and i.high <= high for i in intervals) else WITHIN_NOISE, widest)
