@@ -18,6 +18,10 @@ only its mathematics, through these hooks, called in this order each round:
 
 Server state is a nested dict of tensors and plain values, checkpointed by the engine; an
 algorithm keeps no other state across rounds, so an interrupted run resumes exactly.
+
+A loss calls its networks through its Context: `apply` for the forward it differentiates (train
+mode), `target` for every output it holds constant (a pseudo-label, a teacher's, a helper's): the one
+BatchNorm policy of targets, running statistics, none updated, is written there.
 """
 from __future__ import annotations
 
@@ -89,17 +93,61 @@ class Context:
     images: TrainImages | None = None
     server_view: DataView | None = None
 
-    def apply(self, tensors: Tensors, x: Tensor, train: bool = True, embed: bool = False):
+    def apply(self, tensors: Tensors, x: Tensor, train: bool = True, embed: bool = False,
+              features_only: bool = False):
         """The network with `tensors` as its parameters and buffers, applied to `x`: its logits, or
-        with `embed` (logits, anchor-head embedding).
+        with `embed` (logits, anchor-head embedding), or with `features_only` the backbone's output.
 
-        In train mode BatchNorm layers update the running statistics held in `tensors`.
+        In train mode BatchNorm layers normalise with the batch's statistics and update the running
+        statistics held in `tensors`: the forward a loss differentiates. A target the loss holds
+        constant is computed by `target` instead.
         """
         if self.model.training != train:
             self.model.train(train)
+        return self._call(tensors, x, embed, features_only)
+
+    def _call(self, tensors: Tensors, x: Tensor, embed: bool, features_only: bool):
         if self.model.grouped_op is not None and grouped.active():
-            return self.model.grouped_forward(tensors, x, embed)
-        return functional_call(self.model, tensors, (x,), {"embed": True} if embed else None)
+            return self.model.grouped_forward(tensors, x, embed, features_only)
+        kwargs = {k: True for k, on in (("embed", embed), ("features_only", features_only)) if on}
+        return functional_call(self.model, tensors, (x,), kwargs or None)
+
+    @torch.no_grad()
+    def target(self, tensors: Tensors, x: Tensor, embed: bool = False, features_only: bool = False,
+               dropout: bool = True):
+        """A target the loss holds constant (a pseudo-label's ȳ, a teacher's or target network's output,
+        a helper's prediction), under the one BatchNorm policy of every algorithm here: without
+        gradient, every BatchNorm in eval mode (it normalises with the running statistics held in
+        `tensors` and updates none of them). Dropout: as in training with `dropout` (the default; masks
+        drawn from the party's stream, as the trained forward's: a Π/MT target's noise, FedMix's views),
+        off without it (a frozen model's prediction: FedMatch's helpers and probe, FedSem's labeler).
+
+        Why (issue 44, measured; numbers in algorithms/fedmix.py): a train-mode target normalises a
+        client's batch with that batch's own statistics. On a non-IID client (Dirichlet μ = 0.1: one
+        or two classes fill a batch) that erases the feature offsets that tell the dominant class
+        apart: FedMix's ȳ from a ResNet-9 at 79.6% test accuracy, on the streaming clients' samples,
+        was right for 55% of them in train mode and 72% in eval mode, same model and views
+        (near-balanced batches: 70% and 72%). The same forward also wrote the skewed statistics into
+        the running statistics the client uploads. The running statistics are those the model is
+        evaluated with (Federation.test_metrics), so an eval-mode target is the model's prediction as
+        it is tested. No paper here specifies BatchNorm for its targets (FedMix's only
+        mention is FedBN, as related work). Left as the method defines it: a target read off the
+        trained forward itself (FixMatch's one joint batch: FedFixMatch, FedMatch's local weak view)
+        shares that forward's batch statistics, by FixMatch's design; no extra forward is added.
+        For a network without BatchNorm this is `apply(..., train=True)` under no_grad, the same floats.
+        """
+        if self.model.training != dropout:
+            self.model.train(dropout)
+        if not dropout:      # the whole network in eval mode
+            return self._call(tensors, x, embed, features_only)
+        norms = [m for m in self.model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+        try:
+            for m in norms:
+                m.training = False
+            return self._call(tensors, x, embed, features_only)
+        finally:
+            for m in norms:
+                m.training = True
 
     @torch.no_grad()
     def predict(self, tensors: Tensors, idx: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor | None]:

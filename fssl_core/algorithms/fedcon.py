@@ -132,8 +132,7 @@ class FedCon(Algorithm):
     def loss(self, nets: Nets, batch: Batch, step: Step):
         v = torch.cat(batch.views(("unlabeled", "weak"), ("unlabeled", "weak2")))
         online = predictor(nets["predictor"], self.features(nets["model"], v))
-        with torch.no_grad():
-            target = self.features(nets["target"], v)
+        target = self.ctx.target(nets["target"], v, features_only=True)    # BYOL's target: Context.target's policy
         n = len(batch.unlabeled)
         loss = byol_loss(online[:n], target[n:]) + byol_loss(online[n:], target[:n])
         return loss, {"byol_loss": loss.detach()}

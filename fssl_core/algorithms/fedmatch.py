@@ -265,7 +265,7 @@ class FedMatch(Algorithm):
     @torch.no_grad()
     def embed(self, theta: Tensors) -> Tensor:
         """A model's embedding: its softmax output on the fixed random probe, in eval mode."""
-        return self.ctx.apply(theta, self.probe, train=False).softmax(1)[0].detach()
+        return self.ctx.target(theta, self.probe, dropout=False).softmax(1)[0]
 
     def eval_tensors(self, state: State) -> Tensors:
         return compose(state["sigma"], state["psi"])
@@ -308,8 +308,8 @@ class FedMatch(Algorithm):
         logits_weak, logits_strong = logits[:n], logits[n:]
         present = nets["helper_slots"]["present"] if "helper_slots" in nets else None   # a helper round
         helpers = [] if present is None else [nets[f"helper{j}"] for j in range(len(present))]
-        with torch.no_grad():      # p*_θhj: frozen helpers, eval mode
-            helper_probs = [self.ctx.apply(h, unlabeled.weak(), train=False).softmax(1) for h in helpers]
+        # p*_θhj: frozen helpers, eval mode (Context.target)
+        helper_probs = [self.ctx.target(h, unlabeled.weak(), dropout=False).softmax(1) for h in helpers]
         pseudo, mask = agreement_pseudo_labels(logits_weak.detach().softmax(1), helper_probs,
                                                cfg.pseudo_label_threshold, present)
         kept = mask.sum().clamp_min(1.0)

@@ -31,6 +31,22 @@ Reading choices, and why (see also the config comments of the fedmix_* fields):
 - λ_s = λ_1 = λ_2 = 1 and T = 0.5 (MixMatch's): the papers give no values.
 - All floating state is mixed by Eq. 9, BatchNorm running statistics included; integer counters
   are taken from ψ.
+- ȳ is a target (Context.target, issue 44): BatchNorm in eval mode, on the running statistics of the
+  client's model, which it does not update. The papers say nothing of BatchNorm (their one mention
+  is FedBN, as related work: EN line 25, ZH line 50). The alternative, and our code until issue 44,
+  is train mode, where a batch is normalised with its own statistics: on a Dirichlet-0.1 client one
+  or two classes fill the batch, and its own statistics erase the offsets that tell the dominant
+  class apart. Measured on ResNet-9 (CPU, 2026-11-26, issue 44): SL's ω after
+  4 rounds of the streaming setting (79.6% on the test set), 64 unlabeled samples of each client, A = 5
+  views, the same tensors: ȳ's argmax is right for 72.1% of them in eval mode and 55.0% in train
+  mode (the most skewed client, 95% one class: 66.7% vs 30.2%; near-balanced batches drawn from all
+  clients: 72.4% vs 69.8%). The H200 paper-protocol runs before the fix (mask 0.86-0.99, 6% of samples
+  masked and right from round 7 on) read as these wrong pseudo-labels trained on and fed back. A
+  narrow copy on CPU (ResNet-9 at 1/8 width, 6 SL rounds, then FedMix-FedLoss rounds 7-14 at τ = 0.5)
+  shows the start of it: with the train-mode ȳ the share of masked pseudo-labels that are right fell
+  from 81% to 36% (mask 0.17 → 0.41, masked-and-right flat at 0.14-0.16, ψ's test accuracy 73% → 45%);
+  with the eval-mode ȳ from 83% to 64% (mask 0.45 → 0.63, ψ 71% → 52%). Neither copy passes SL (ω at
+  round 14: 70.5% and 67.2%, σ 74%); the paper-protocol rerun will say what the fix does there.
 - FedLoss's l^k is the client's mean training loss L_u over the round's steps (the journal's "loss
   value of the client's model training", available at no cost).
 
@@ -150,7 +166,7 @@ class FedMix(Algorithm):
         model = nets["model"]
         with torch.no_grad():        # ȳ over A views (Eq. 8), one forward for all of them
             views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
-            mean_probs = self.ctx.apply(model, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
+            mean_probs = self.ctx.target(model, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
             confidence, hard = mean_probs.max(1)
             mask = (confidence >= cfg.pseudo_label_threshold).to(mean_probs.dtype)
             target = (sharpen(mean_probs, cfg.sharpen_temperature) if cfg.fedmix_pseudo_label == "sharpen"

@@ -140,8 +140,8 @@ class FedSem(Algorithm):
         n_l, n_u = len(labeled), len(unlabeled)
         if n_u == 0:
             return self.supervised_loss(nets, batch, step)
-        with torch.no_grad():    # ŷ = argmax f_θ*(u): the frozen phase-1 model, no threshold
-            pseudo = self.ctx.apply(nets["labeler"], unlabeled.plain(), train=False).argmax(1)
+        # ŷ = argmax f_θ*(u): the frozen phase-1 model, no threshold, eval mode (Context.target)
+        pseudo = self.ctx.target(nets["labeler"], unlabeled.plain(), dropout=False).argmax(1)
         x = torch.cat(batch.views(("labeled", "weak"), ("unlabeled", "weak")))
         per_sample = F.cross_entropy(self.ctx.apply(nets["model"], x), torch.cat([labeled.y, pseudo]),
                                      reduction="none")

@@ -256,8 +256,8 @@ class FedSiam(Algorithm):
                                      ("unlabeled", "weak2"))
         x_online, x_target = torch.cat([l1, u1]), torch.cat([l2, u2])
         logits = self.ctx.apply(nets["online"], x_online)
-        with torch.no_grad():     # stop-gradient: the target net learns only through Eq. 9
-            target_logits = self.ctx.apply(nets["target"], x_target)
+        # stop-gradient: the target net learns only through Eq. 9 (BatchNorm: Context.target's policy)
+        target_logits = self.ctx.target(nets["target"], x_target)
         return self.objective(logits, target_logits, labeled, step)
 
     def objective(self, logits: Tensor, other_logits: Tensor, labeled: BatchPart, step: Step):

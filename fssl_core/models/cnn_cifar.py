@@ -24,7 +24,9 @@ from .pooling import MaxPool2x2
 
 class CNNCifar(Network):
     image_size = 32      # the first linear layer takes 256·4·4 features
-    revision = 1         # 1: channels_last on the CPU (was: NCHW)
+    # 1: channels_last on the CPU (was: NCHW); 2: targets with BatchNorm in eval mode (algorithms/base.py,
+    # Context.target; issue 44): FedMix's ȳ, FedSiam's and FedCon's target networks on its three BatchNorms
+    revision = 2
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)

@@ -29,6 +29,10 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18(Network):
+    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
+    # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
+    revision = 1
+
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
         self.stem = nn.Sequential(nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
@@ -56,6 +60,10 @@ class _Residual(nn.Module):
 
 
 class ResNet9(Network):
+    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
+    # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
+    revision = 1
+
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
         self.body = nn.Sequential(

@@ -34,6 +34,10 @@ class _Block(nn.Module):
 
 
 class WideResNet28x2(Network):
+    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
+    # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
+    revision = 1
+
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None,
                  depth: int = 28, widen: int = 2):
         widths = [16, 16 * widen, 32 * widen, 64 * widen]

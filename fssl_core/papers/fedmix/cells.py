@@ -61,7 +61,8 @@ QUICK = {"model": "cnn_mnist", "rounds": 50}
 # parameter set to a list overrides it.
 QUICK_METHODS = ("supervised_server", "fedmatch", "fedmix_fedloss", "fedmix_fedfreq")
 # The default `headline` profile: the journal's claim (FedMix-FedLoss vs FedMatch) with SL, FedMix's
-# own supervised part, as the floor a working FedMix must clear
+# own supervised part: under Eq. 9 its ceiling while the clients contribute nothing, passed only
+# through the clients' ψ
 HEADLINE_METHODS = ("supervised_server", "fedmatch", "fedmix_fedloss")
 STREAMING_METRICS = ("accuracy", "best_accuracy", "best_round", "total_mb")
 

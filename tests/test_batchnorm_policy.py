@@ -1,0 +1,96 @@
+"""The BatchNorm policy of targets (algorithms/base.py, Context.target; issue 44): a target the loss holds
+constant is computed with every BatchNorm in eval mode, normalising with the running statistics and
+updating none of them; the trained forward keeps the batch's statistics."""
+import ast
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from fssl_core.algorithms.base import Context
+from fssl_core.algorithms.fedmix import FedMix
+from fssl_core.batches import DataView, Plan, TrainImages, batches
+from fssl_core.config import RunConfig
+from fssl_core.data.augment import augment_spec_for
+from fssl_core.models.base import Network
+
+CLASS = 3
+
+
+class PooledBatchNorm(Network):
+    """The pixel mean of an image through a BatchNorm1d(1): h > 0 gives class 3, h < 0 class 7, each by a
+    logit margin of 20·|h|. Its running mean -1 puts every image of this test at h ≈ +1 in eval mode;
+    the batch's own statistics centre the batch (h ~ N(0, 1)): about half of it goes to class 7."""
+
+    def __init__(self, num_classes=10, in_channels=1, projection_dim=None):
+        super().__init__(feature_dim=1, num_classes=num_classes, projection_dim=projection_dim)
+        self.bn = nn.BatchNorm1d(1)
+        with torch.no_grad():
+            self.bn.running_mean.fill_(-1.0)
+            self.classifier.weight.zero_()
+            self.classifier.bias.zero_()
+            self.classifier.weight[CLASS, 0] = 10.0
+            self.classifier.weight[7, 0] = -10.0
+
+    def features(self, x):
+        return self.bn(x.mean((1, 2, 3)).unsqueeze(1))
+
+
+def skewed_client(n=64):
+    """A Dirichlet-0.1-like client: every unlabeled sample of class 3; MNIST's views (shift, no flip)."""
+    g = torch.Generator().manual_seed(0)
+    images = TrainImages(torch.rand(n, 1, 28, 28, generator=g), torch.full((n,), CLASS),
+                         lambda x: (x - 0.5) / 0.5, augment_spec_for("mnist"))
+    view = DataView(labeled=torch.arange(0), unlabeled=torch.arange(n))
+    plan = Plan(epochs=1, labeled_batch=0, unlabeled_batch=n, epoch_over="unlabeled")
+    return next(batches(images, view, plan, torch.Generator().manual_seed(1))), images
+
+
+def network():
+    model = PooledBatchNorm()
+    return model, Context(model, 10, torch.device("cpu")), {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def test_a_target_normalises_with_the_running_statistics_and_updates_none():
+    model, ctx, tensors = network()
+    batch, _ = skewed_client()
+    x = batch.unlabeled.plain()
+    before = {k: v.clone() for k, v in tensors.items()}
+    target = ctx.target(tensors, x)
+    assert all(m.training for m in model.modules())             # the modes restored (dropout's kept)
+    assert all(torch.equal(tensors[k], before[k]) for k in tensors)   # running statistics untouched
+    assert not target.requires_grad
+    model.eval()
+    assert torch.equal(target, model(x))                        # BatchNorm on the running statistics
+    assert (target.argmax(1) == CLASS).all()
+    trained = ctx.apply(tensors, x)                              # the trained forward: the batch's statistics
+    assert (trained.argmax(1) != CLASS).any()
+    assert not torch.equal(tensors["bn.running_mean"], before["bn.running_mean"])
+
+
+def test_fedmix_pseudo_labels_of_a_skewed_client_come_from_the_running_statistics():
+    """Fails on the train-mode ȳ (before issue 44): the batch's statistics turn about half of this
+    class-3 client's confident pseudo-labels into class 7 (masked-correct ≈ 0.5)."""
+    model, ctx, tensors = network()
+    batch, _ = skewed_client()
+    algo = FedMix(RunConfig(algorithm="fedmix", partition="server_iid", fedmix_lambda_2=0.0), ctx)
+    _, stats = algo.loss({"model": tensors}, batch, None)
+    assert float(stats["mask_rate"]) == 1.0
+    assert float(stats["masked_correct_rate"]) == 1.0
+
+
+def test_no_algorithm_computes_a_target_around_the_policy():
+    """Every no-grad forward of an algorithm goes through Context.target: none calls `apply` under
+    torch.no_grad or with train=False (base.py, where the policy is written, excepted)."""
+    offenders = []
+    for path in sorted(Path("fssl_core/algorithms").glob("*.py")):
+        if path.name == "base.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.With) and any("no_grad" in ast.unparse(item.context_expr) for item in node.items):
+                offenders += [f"{path.name}:{c.lineno}" for c in ast.walk(node) if isinstance(c, ast.Call)
+                              and ast.unparse(c.func).endswith((".apply", "functional_call", ".features"))]
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".apply") and any(
+                    k.arg == "train" for k in node.keywords):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
