@@ -1,13 +1,14 @@
 """Executors: the registry names them without importing torch, unknown names and options are refused
 naming what is allowed, and an executor added as one class plus one registry line trains exactly the
 runs the store lacks, through run_all."""
+import re
 import subprocess
 import sys
 
 import pytest
 
 from fssl_core.config import ConfigError, RunConfig
-from fssl_core.executors import EXECUTORS, executor_named, run_all
+from fssl_core.executors import EXECUTORS, default_workers, executor_named, run_all
 from fssl_core.store import RunStore
 
 from . import toy_executor
@@ -59,3 +60,14 @@ def test_a_registered_executor_trains_exactly_the_runs_the_store_lacks(toy, tmp_
     four = RunConfig(**{**TINY, "rounds": 1, "seed": 4})
     assert [r.config.run_id for r in run_all([one, four], store=store, progress=False)] == [one.run_id, four.run_id]
     assert toy == [four]
+
+
+@pytest.mark.parametrize("text,workers", [("3", 3), ("1", 1), (" 2 ", 2), ("abc", None), ("0", None), ("-1", None),
+                                          ("1.5", None), ("", None), ("٣", None)])
+def test_fssl_workers_is_a_whole_number_or_one_clear_error(monkeypatch, text, workers):
+    monkeypatch.setenv("FSSL_WORKERS", text)
+    if workers is None:
+        with pytest.raises(ConfigError, match=rf"^FSSL_WORKERS={re.escape(repr(text))}: must be a whole number"):
+            default_workers([])
+    else:
+        assert default_workers([]) == workers

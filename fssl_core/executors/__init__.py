@@ -124,7 +124,10 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
 
 def default_workers(configs: list[RunConfig]) -> int:
     if "FSSL_WORKERS" in os.environ:
-        return max(1, int(os.environ["FSSL_WORKERS"]))
+        text = os.environ["FSSL_WORKERS"]
+        if not (text.isascii() and text.strip().isdigit() and int(text) >= 1):
+            raise ConfigError(f"FSSL_WORKERS={text!r}: must be a whole number of worker processes, 1 or more")
+        return int(text)
     if any(c.device == "cuda" for c in configs):
         return 1
     return os.cpu_count() or 1
