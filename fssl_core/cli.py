@@ -34,9 +34,17 @@ NOT_A_RESULT = 3
 
 
 def cmd_run(args) -> int:
+    from .executors import sigterm_as_interrupt
     from .store import OK, RunStore, describe
     cfg = RunConfig.from_strings(_pairs(args.pairs))
-    result = RunStore(args.runs).execute(cfg, progress=not args.quiet)
+    try:
+        with sigterm_as_interrupt():
+            result = RunStore(args.runs).execute(cfg, progress=not args.quiet)
+    except KeyboardInterrupt:
+        # as reproduce does: the run's checkpoint holds its last finished round, and the same command resumes
+        print(f"\n[run] interrupted: {describe(cfg)} resumes from its last checkpoint when the same command is "
+              "run again", file=sys.stderr)
+        raise SystemExit(130)
     print(json.dumps(result.summary, sort_keys=True) if args.json else run_line(describe(cfg), result.summary))
     return 0 if result.summary["status"] == OK else NOT_A_RESULT
 

@@ -157,3 +157,17 @@ def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_resu
     assert line.rstrip().endswith(f"status {status} -> runs/0123456789abcdef")
     assert cli.main(["run", "--quiet", "--json", "--runs", str(tmp_path), "rounds=50"]) == code
     assert json.loads(capsys.readouterr().out) == summary
+
+
+def test_an_interrupted_run_says_how_to_resume_and_exits_130_without_a_traceback(monkeypatch, tmp_path, capsys):
+    from fssl_core.store import RunStore
+
+    def interrupted(self, cfg, progress=True):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(RunStore, "execute", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"])
+    assert stop.value.code == 130
+    err = capsys.readouterr().err
+    assert err.strip().startswith("[run] interrupted: fedavg mnist iid") and "Traceback" not in err
+    assert err.rstrip().endswith("resumes from its last checkpoint when the same command is run again")
