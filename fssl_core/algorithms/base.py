@@ -25,6 +25,7 @@ BatchNorm policy of targets, running statistics, none updated, is written there.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -112,6 +113,11 @@ class Context:
         kwargs = {k: True for k, on in (("embed", embed), ("features_only", features_only)) if on}
         return functional_call(self.model, tensors, (x,), kwargs or None)
 
+    @functools.cached_property
+    def _batchnorms(self) -> tuple[nn.Module, ...]:
+        """The template's BatchNorm layers, found once: `target` switches them on every call (a hot path)."""
+        return tuple(m for m in self.model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm))
+
     @torch.no_grad()
     def target(self, tensors: Tensors, x: Tensor, embed: bool = False, features_only: bool = False,
                dropout: bool = True):
@@ -140,7 +146,7 @@ class Context:
             self.model.train(dropout)
         if not dropout:      # the whole network in eval mode
             return self._call(tensors, x, embed, features_only)
-        norms = [m for m in self.model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+        norms = self._batchnorms
         try:
             for m in norms:
                 m.training = False
