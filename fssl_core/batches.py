@@ -149,13 +149,14 @@ class Plan:
 class _EpochStream:
     """Positions into a set of n samples: consecutive chunks of reshuffled passes."""
 
-    def __init__(self, n: int, batch: int, generator: torch.Generator, cycle: bool):
-        self.n, self.batch, self.generator, self.cycle = n, batch, generator, cycle
-        self._perm = torch.empty(0, dtype=torch.long, device=generator.device)
+    def __init__(self, n: int, batch: int, generator: torch.Generator, cycle: bool, device: torch.device):
+        self.n, self.batch, self.generator, self.cycle, self.device = n, batch, generator, cycle, device
+        self._perm = torch.empty(0, dtype=torch.long, device=device)
         self._at = n          # "at the end of a pass": the first draw starts one
 
     def _new_pass(self) -> None:
-        self._perm = torch.randperm(self.n, generator=self.generator, device=self.generator.device)
+        # drawn on the CPU generator and moved: the same positions on every device
+        self._perm = torch.randperm(self.n, generator=self.generator).to(self.device)
         self._at = 0
 
     def next(self) -> Tensor:
@@ -177,8 +178,9 @@ class _EpochStream:
 def batches(images: TrainImages, view: DataView, plan: Plan, generator: torch.Generator):
     """Yield the plan's batches for one party, every draw taken from `generator`."""
     by_labeled = plan.epoch_over == "labeled"
-    labeled = _EpochStream(view.num_labeled, plan.labeled_batch, generator, cycle=not by_labeled)
-    unlabeled = _EpochStream(view.num_unlabeled, plan.unlabeled_batch, generator, cycle=by_labeled)
+    device = view.labeled.device
+    labeled = _EpochStream(view.num_labeled, plan.labeled_batch, generator, cycle=not by_labeled, device=device)
+    unlabeled = _EpochStream(view.num_unlabeled, plan.unlabeled_batch, generator, cycle=by_labeled, device=device)
     for _ in range(plan.steps(view)):
         pos_l, pos_u = labeled.next(), unlabeled.next()
         yield Batch(LabeledPart(images, view.labeled[pos_l], pos_l, generator),

@@ -5,6 +5,16 @@
                unless given), about 2½ minutes on one core of a 2-core x86 CPU;
   cases=all    every case in CASES, rounds=3 unless given (the README's table; tens of minutes or more on CPU);
   cases=a,b    the cases named, rounds=3 unless given.
+On CPU every round is timed whole. On CUDA a whole round is not affordable: the papers' DataLoader loop did
+not finish one in 170 s on an H200. There each trainer's round is timed over its first CUDA_STEPS steps
+(loop and sequential trainer: 200 client steps, of 900 (FedAvg) to 3,900 (FedSiam-D) in a round; cohort: 50
+cohort steps, of 90 to 390; the FLOP count: 20 sequential steps), or over its first 3 seconds where those
+steps take longer, and scaled to the whole round by its step count (the protocol's IID clients all take
+the same steps); the row says so beside each figure ("200 of 3900 steps, scaled"). A case is then at most
+(rounds + 1) × 3 s per trainer, the FLOP count's 3 s, its builds and its 30 network-alone steps. The cases
+run within CUDA_BUDGET_S (180 s) in all: a case is started only while the time left is at least the
+longest case so far, a case past the budget times no round beyond its first, and the cases left out are
+named at the end.
 It prints what it will run and roughly how long it will take, then the table's header, then each
 case's row as soon as that case is measured, and at the end the whole table again (readme=yes also
 writes it into the README). It compares, in one process on one machine:
@@ -14,6 +24,7 @@ writes it into the README). It compares, in one process on one machine:
               and a target copy and the EMA, as the authors' code);
   (b) seq     this package's sequential trainer (device tensors, batched augmentation);
   (c) cohort  the cohort trainer (cohort.py): the round's clients stacked, one vmapped step.
+(Each trainer's round, whole or its first steps, is in bench_rounds.py.)
 Protocol: FedSiam's Table 2 (labels-at-client IID, γ = 0.1, K = 100, 10 clients a round, E = 5,
 B = 10), on the MNIST CNN (real MNIST) and the FedSiam CIFAR CNN (synthetic CIFAR-10-shaped data).
 Each figure is the median training round (no test-set evaluation) after one warm-up round, the
@@ -37,7 +48,6 @@ the round's FLOP floor (its FLOPs at that peak) and how far above it the cohort 
 """
 from __future__ import annotations
 
-import copy
 import os
 import statistics
 import time
@@ -46,7 +56,7 @@ from typing import Callable
 
 import torch
 
-from .algorithms.base import labeled_repeats_of, mixed_plan
+from .bench_rounds import Prefix, engine_rounds, loop_rounds, loop_siamese_rounds, scale
 from .config import RunConfig
 from .engine import Federation
 
@@ -66,6 +76,11 @@ CASES = {
 REFERENCE = {"mnist_fedmatch": "mnist_fedsiam_d", "mnist_authors_fedsiam_d": "mnist_fedsiam_d"}
 # the default: the MNIST CNN's two cases, FedAvg (cheap) and FedSiam-D (the siamese work), one timed round each
 QUICK_CASES, QUICK_ROUNDS, ROUNDS = ("mnist_fedavg", "mnist_fedsiam_d"), 1, 3
+# On CUDA, steps timed per round of each trainer ("flops": of the FLOP-counted sequential round; "seconds": a
+# timed round stops there if its steps are not done yet), and the seconds all cases may take (the module's
+# docstring says why); None in `bench` means the device's default
+CUDA_STEPS = {"loop": 200, "seq": 200, "cohort": 50, "flops": 20, "seconds": 3.0}
+CUDA_BUDGET_S = 180.0
 PROTOCOL = dict(partition="iid", labeled_ratio=0.1, labeled_repeats=3, clients=100, clients_per_round=10, local_epochs=5,
                 batch_size=10, lr=0.01, momentum=0.9, weight_decay=1e-4, seed=1234)      # FedSiam Table 5, γ = 0.10
 
@@ -75,138 +90,22 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def engine_rounds(cfg: RunConfig) -> Callable[[int], None]:
-    """Round r of the engine (its trainer as cfg.trainer says)."""
-    fed = Federation.build(cfg)
-    state = fed.initial_state()
-
-    def run(r: int) -> None:
-        nonlocal state
-        state, _ = fed.run_round(state, r)
-    return run
-
-
-def loop_rounds(cfg: RunConfig) -> Callable[[int], None]:
-    """Round r of FedAvg as the papers' code writes it, on the same clients' labeled samples, each
-    epoch over them `labeled_repeats` times as the engine's (FedSiam's authors: get_train_idxs)."""
-    import torchvision.transforms as T
-    from torch.utils.data import DataLoader, Dataset, Subset
-
-    fed = Federation.build(cfg)
-    data, device = fed.data, fed.ctx.device
-
-    if cfg.dataset == "mnist":       # the papers' own: torchvision's MNIST, PIL images, ToTensor + Normalize
-        import torchvision
-        from .data.datasets import data_root
-        dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
-                                             transform=T.Compose([T.ToTensor(), T.Normalize(data.mean, data.std)]))
-    else:                            # synthetic images: a tensor dataset with the same per-sample Normalize
-        class PerSample(Dataset):
-            def __init__(self):
-                self.x, self.y = data.train_x.cpu(), data.train_y.cpu()
-                self.transform = T.Normalize(data.mean, data.std)
-
-            def __len__(self):
-                return len(self.y)
-
-            def __getitem__(self, i):
-                return self.transform(self.x[i]), int(self.y[i])
-        dataset = PerSample()
-    model = copy.deepcopy(fed.ctx.model)
-
-    def run(r: int) -> None:
-        states = []
-        for client in fed.sample_clients(r):
-            local = copy.deepcopy(model)
-            opt = torch.optim.SGD(local.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
-            # the authors' get_train_idxs: the labeled indices repeated r times, one shuffled loader
-            repeats = labeled_repeats_of(cfg, fed.client_view(client, r))
-            loader = DataLoader(Subset(dataset, fed.partition.clients[client].labeled.tolist() * repeats),
-                                batch_size=cfg.batch_size, shuffle=True)
-            local.train()
-            for _ in range(cfg.local_epochs):
-                for x, y in loader:
-                    x, y = x.to(device), y.to(device)
-                    opt.zero_grad()
-                    torch.nn.functional.cross_entropy(local(x), y).backward()
-                    opt.step()
-            states.append(local.state_dict())
-        model.load_state_dict(_average(states))
-    return run
-
-
-def loop_siamese_rounds(cfg: RunConfig) -> Callable[[int], None]:
-    """Round r of FedSiam-D's local work as the authors' code writes it: per client a labeled and an unlabeled
-    `DataLoader` whose per-sample transform returns two weakly augmented views, an online and a
-    target model (deep copies), CE on the labeled samples plus the MSE between the two nets' softmax
-    outputs, an EMA of the target after each step; the online models are averaged."""
-    import torchvision
-    import torchvision.transforms as T
-    from torch.utils.data import DataLoader, Subset
-
-    from .data.datasets import data_root
-    fed = Federation.build(cfg)
-    data, device = fed.data, fed.ctx.device
-    if cfg.dataset != "mnist":
-        raise ValueError("loop_siamese_rounds: the papers' loop is written for MNIST here")
-    weak = T.Compose([T.RandomCrop(28, padding=2), T.ToTensor(), T.Normalize(data.mean, data.std)])
-    dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
-                                         transform=lambda img: (weak(img), weak(img)))
-    online = copy.deepcopy(fed.ctx.model)
-
-    def run(r: int) -> None:
-        states = []
-        for client in fed.sample_clients(r):
-            part = fed.partition.clients[client]
-            labeled_per_batch = mixed_plan(cfg, fed.client_view(client, r)).labeled_batch    # fssl's share
-            local, target = copy.deepcopy(online), copy.deepcopy(online)
-            opt = torch.optim.SGD(local.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
-            labeled = DataLoader(Subset(dataset, part.labeled.tolist()), batch_size=labeled_per_batch, shuffle=True)
-            unlabeled = DataLoader(Subset(dataset, part.unlabeled.tolist()),
-                                   batch_size=cfg.batch_size - labeled_per_batch, shuffle=True)
-            for _ in range(cfg.local_epochs):
-                labeled_iter = iter(labeled)
-                for (u1, u2), _ in unlabeled:
-                    try:
-                        (x1, x2), y = next(labeled_iter)
-                    except StopIteration:
-                        labeled_iter = iter(labeled)
-                        (x1, x2), y = next(labeled_iter)
-                    a = torch.cat([x1, u1]).to(device)
-                    b = torch.cat([x2, u2]).to(device)
-                    y = y.to(device)
-                    logits = local(a)
-                    with torch.no_grad():
-                        other = target(b)
-                    loss = (torch.nn.functional.cross_entropy(logits[:len(y)], y, reduction="sum") / len(a)
-                            + (logits.softmax(1) - other.softmax(1)).pow(2).sum(1).mean())
-                    opt.zero_grad()
-                    loss.backward()
-                    opt.step()
-                    with torch.no_grad():
-                        for pt, po in zip(target.parameters(), local.parameters()):
-                            pt.mul_(cfg.ema_decay).add_(po, alpha=1 - cfg.ema_decay)
-            states.append(local.state_dict())
-        online.load_state_dict(_average(states))
-    return run
-
-
-def _average(states: list[dict]) -> dict:
-    """FedAvg of state dicts (uniform), each tensor in its own dtype."""
-    return {k: torch.stack([s[k].float() for s in states]).mean(0).to(states[0][k].dtype) for k in states[0]}
-
-
 # dense FP32 (non-tensor-core) peaks, TFLOP/s, from the vendors' data sheets (SXM parts)
 FP32_PEAK_TFLOPS = {"H100": 67.0, "H200": 67.0, "A100": 19.5}
 
 
-def round_flops(cfg: RunConfig) -> float:
-    """The FLOPs of one training round (round 1 of a fresh federation, sequential trainer)."""
+def round_flops(cfg: RunConfig, steps: int | None = None, prefixes: dict[str, Prefix] | None = None,
+                seconds: float | None = None) -> float:
+    """The FLOPs of one training round (round 1 of a fresh federation, sequential trainer); with
+    `steps` or `seconds`, those of its first steps scaled to the round by its step count (put in
+    `prefixes` under "flops")."""
     from torch.utils.flop_counter import FlopCounterMode
-    run = engine_rounds(cfg.replace(trainer="sequential"))
+    run = engine_rounds(cfg.replace(trainer="sequential"), steps, seconds)
     with FlopCounterMode(display=False) as counter:
-        run(1)
-    return float(counter.get_total_flops())
+        prefix = run(1)
+    if prefix is not None and prefixes is not None:
+        prefixes["flops"] = prefix
+    return float(counter.get_total_flops()) * scale(prefix)
 
 
 def device_peak_tflops(name: str) -> float | None:
@@ -288,18 +187,26 @@ def loop_ratio_ceiling(loop_s: float, gflops: float, flops: float) -> float:
     return round(loop_s / (flops / (gflops * 1e9)), 2)
 
 
-def interleaved_seconds(trainers: dict[str, Callable[[int], None]], rounds: int, device: torch.device) -> dict[str, float]:
+def interleaved_seconds(trainers: dict[str, Callable[[int], Prefix | None]], rounds: int, device: torch.device,
+                        deadline: float | None = None, prefixes: dict[str, Prefix] | None = None) -> dict[str, float]:
     """The median seconds of a round per trainer, rounds interleaved (round r of each trainer, then
     round r + 1 of each) so that the machine's slow and fast spells fall on all of them alike; the
-    first round pays for warm-up and is not counted."""
+    first round pays for warm-up and is not counted. A trainer that ran only its round's first steps
+    returns (steps run, steps in the round): its seconds are scaled to the round, and the last such
+    pair is put in `prefixes`. Past `deadline` (time.perf_counter) no further round is started once
+    one has been timed."""
     seconds: dict[str, list[float]] = {name: [] for name in trainers}
     for r in range(1, rounds + 2):
+        if r > 2 and deadline is not None and time.perf_counter() > deadline:
+            break
         for name, run in trainers.items():
             start = time.perf_counter()
-            run(r)
+            prefix = run(r)
             _sync(device)
             if r > 1:
-                seconds[name].append(time.perf_counter() - start)
+                seconds[name].append((time.perf_counter() - start) * scale(prefix))
+            if prefix is not None and prefixes is not None:
+                prefixes[name] = prefix
     return {name: statistics.median(s) for name, s in seconds.items()}
 
 
@@ -309,25 +216,32 @@ def case_config(case: str, device: str) -> RunConfig:
     return RunConfig(device=device, rounds=10_000, eval_every=10_000, **{**PROTOCOL, **CASES[case]})
 
 
-def measure_case(case: str, device: str, rounds: int) -> dict:
+def measure_case(case: str, device: str, rounds: int, steps: dict[str, int] | None = None,
+                 deadline: float | None = None) -> dict:
     """One case's row: seconds per round of each trainer (median of `rounds` interleaved rounds after a
-    warm-up round), their ratios, and the round's counted FLOPs."""
+    warm-up round, fewer past `deadline`), their ratios, and the round's counted FLOPs. `steps` (keys
+    as CUDA_STEPS): time each round's first steps only and scale to the round; the row then holds
+    "<run> of <in the round>" under loop_steps, seq_steps, cohort_steps and flops_steps."""
     cfg = case_config(case, device)
+    steps = dict(steps or {})
+    seconds = steps.pop("seconds", None)
     row = {"case": case, "device": device,
            "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
            "threads": torch.get_num_threads()}
     trainers = {}
     if cfg.algorithm == "fedavg":
-        trainers["loop"] = loop_rounds(cfg)
-    elif cfg.algorithm.startswith("fedsiam") and cfg.dataset == "mnist":
-        trainers["loop"] = loop_siamese_rounds(cfg)      # (FedMatch's own loop is not written out here)
-    trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"))
-    trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"))
+        trainers["loop"] = loop_rounds(cfg, steps.get("loop"), seconds)
+    elif cfg.algorithm.startswith("fedsiam") and cfg.dataset == "mnist":      # (FedMatch's own loop is not written out)
+        trainers["loop"] = loop_siamese_rounds(cfg, steps.get("loop"), seconds)
+    trainers["seq"] = engine_rounds(cfg.replace(trainer="sequential"), steps.get("seq"), seconds)
+    trainers["cohort"] = engine_rounds(cfg.replace(trainer="cohort"), steps.get("cohort"), seconds)
     if case in REFERENCE:
-        trainers["reference"] = engine_rounds(case_config(REFERENCE[case], device).replace(trainer="cohort"))
+        trainers["reference"] = engine_rounds(case_config(REFERENCE[case], device).replace(trainer="cohort"),
+                                              steps.get("cohort"), seconds)
     row["matmul_gflops"] = round(matmul_peak_gflops(device), 1)
     network_flops, network_s = network_alone(Federation.build(cfg))     # timed beside the peak
-    for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device)).items():
+    prefixes: dict[str, Prefix] = {}
+    for name, seconds in interleaved_seconds(trainers, rounds, torch.device(device), deadline, prefixes).items():
         row[f"{name}_s"] = round(seconds, 4)
     row["cohort_vs_seq"] = round(row["seq_s"] / row["cohort_s"], 2)
     if "loop_s" in row:
@@ -335,7 +249,8 @@ def measure_case(case: str, device: str, rounds: int) -> dict:
     if "reference_s" in row:
         row["reference"] = REFERENCE[case]
         row["cohort_vs_reference"] = round(row["cohort_s"] / row["reference_s"], 2)
-    flops = round_flops(cfg)
+    flops = round_flops(cfg, steps.get("flops"), prefixes, seconds)
+    row.update({f"{name}_steps": f"{run} of {total}" for name, (run, total) in prefixes.items() if run < total})
     row["round_gflop"] = round(flops / 1e9, 2)
     row["cohort_tflops"] = round(flops / row["cohort_s"] / 1e12, 4)
     row["cohort_gflops"], row["cohort_of_matmul_pct"] = of_peak(flops, row["cohort_s"], row["matmul_gflops"])
@@ -359,15 +274,27 @@ def _check_cases(cases) -> None:
 
 
 def bench(device: str = "cpu", rounds: int = ROUNDS, cases=tuple(CASES),
-          on_row: Callable[[dict], None] | None = None) -> list[dict]:
+          on_row: Callable[[dict], None] | None = None, steps: dict[str, int] | None = None,
+          budget_s: float | None = None) -> list[dict]:
     """The rows of `cases`, measured one case after another; `on_row` is called with each row as
-    soon as its case is measured."""
+    soon as its case is measured. `steps` and `budget_s` (None: the device's default, CUDA_STEPS and
+    CUDA_BUDGET_S on CUDA, whole rounds and no limit on CPU) bound the time: a case starts only while
+    the time left is at least the longest case so far; the cases left out have no row."""
     _check_cases(cases)
     if device == "cpu":
         torch.set_num_threads(1)     # as runs train (RunStore.execute): one run per core
-    rows = []
+    steps = steps if steps is not None else CUDA_STEPS if device == "cuda" else None
+    budget_s = budget_s if budget_s is not None else CUDA_BUDGET_S if device == "cuda" else None
+    start = time.perf_counter()
+    deadline = None if budget_s is None else start + budget_s
+    bounds = {key: value for key, value in (("steps", steps), ("deadline", deadline)) if value is not None}
+    rows, longest = [], 0.0
     for case in cases:
-        rows.append(measure_case(case, device, rounds))
+        began = time.perf_counter()
+        if deadline is not None and deadline - began < max(longest, 1e-9):
+            break
+        rows.append(measure_case(case, device, rounds, **bounds))
+        longest = max(longest, time.perf_counter() - began)
         if on_row is not None:
             on_row(rows[-1])
     return rows
@@ -398,7 +325,12 @@ def plan_line(cases, rounds: int, device: str) -> str:
     """What a bench will run and roughly for how long, printed before it starts."""
     seconds, unknown = estimate_seconds(cases, rounds, device)
     eta = f"roughly {seconds / 60:.1f} min on an idle x86 core" if seconds else ""
-    if device != "cpu":
+    if device == "cuda":
+        steps = ", ".join(f"{name} {n}" for name, n in CUDA_STEPS.items() if name != "seconds")
+        eta = (f"each round timed over its first steps ({steps}; at most {CUDA_STEPS['seconds']:g} s) and scaled to "
+               "the round; "
+               f"at most {CUDA_BUDGET_S:.0f} s in all")
+    elif device != "cpu":
         eta = f"no time estimate on {device} (none recorded)"
     elif unknown:
         eta += (" plus " if eta else "") + f"an unknown time for {', '.join(unknown)}"
@@ -412,13 +344,20 @@ MARKDOWN_HEAD = ("| case | device | loop (a) s/round | sequential s/round | coho
                  "cohort / reference's cohort |\n" + "|" + "---|" * 15)
 
 
+def _timed(r: dict, name: str, key: str) -> str:
+    """A figure, and where it was timed over a round's first steps only, how many ("200 of 3000 steps, scaled")."""
+    value = r.get(key, "n/a")
+    return f"{value} ({r[f'{name}_steps']} steps, scaled)" if f"{name}_steps" in r else f"{value}"
+
+
 def markdown_row(r: dict) -> str:
     vs_loop = f"{r['cohort_vs_loop']}×" if "cohort_vs_loop" in r else "n/a"
     floor = f"{r['cohort_vs_flop_floor']}× (peak {r['peak_tflops']})" if "peak_tflops" in r else "n/a"
     reference = f"{r['cohort_vs_reference']}× ({r['reference']})" if "cohort_vs_reference" in r else "n/a"
     ceiling = f"{r['loop_ratio_ceiling']}× ({r['loop_ratio_at_peak']}×)" if "loop_ratio_ceiling" in r else "n/a"
-    return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {r.get('loop_s', 'n/a')} | "
-            f"{r['seq_s']} | {r['cohort_s']} | {r['cohort_vs_seq']}× | {vs_loop} | {r['round_gflop']} | "
+    return (f"| {r['case']} | {r['device_name']} ({r['threads']} threads) | {_timed(r, 'loop', 'loop_s')} | "
+            f"{_timed(r, 'seq', 'seq_s')} | {_timed(r, 'cohort', 'cohort_s')} | {r['cohort_vs_seq']}× | {vs_loop} | "
+            f"{_timed(r, 'flops', 'round_gflop')} | "
             f"{r['cohort_tflops']} | {floor} | {r.get('matmul_gflops', 'n/a')} | {r.get('cohort_of_matmul_pct', 'n/a')} | "
             f"{r.get('network_of_matmul_pct', 'n/a')} | {ceiling} | {reference} |")
 
@@ -472,6 +411,9 @@ def main(pairs: dict[str, str]) -> None:
     print(MARKDOWN_HEAD, flush=True)
     start = time.perf_counter()
     rows = bench(device, rounds, cases, on_row=lambda row: print(markdown_row(row), flush=True))
+    left_out = [case for case in cases if case not in {row["case"] for row in rows}]
+    if left_out:
+        print(f"bench: the time budget is spent; not measured: {', '.join(left_out)}", flush=True)
     print(f"\n{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min:\n")
     print(markdown(rows))
     if pairs.get("readme") == "yes":

@@ -1,4 +1,4 @@
-"""Command line: `python -m fssl_core {run,records,partition,bench,reproduce} key=value ...`.
+"""Command line: `python -m fssl_core {run,records,partition,bench,gpu-check,fingerprint,reproduce} key=value ...`.
 
 `key=value` pairs are RunConfig fields (see fssl_core/config.py); bad keys or values exit with
 the message naming the key, the value and what is allowed (status 2), as do a data set that is not
@@ -139,6 +139,11 @@ def cmd_bench(args) -> None:
     bench_main(_pairs(args.pairs))
 
 
+def cmd_gpu_check(args) -> int:
+    from .gpu_check import main as gpu_check_main
+    return gpu_check_main(args.pairs)
+
+
 def cmd_fingerprint(args) -> None:
     from .fingerprint import main as fingerprint_main
     raise SystemExit(fingerprint_main(out=args.out, against=args.against,
@@ -183,11 +188,20 @@ def main(argv: list[str] | None = None) -> int:
     bench = sub.add_parser(
         "bench", help="seconds per round: the papers' DataLoader loop vs the sequential vs the cohort trainer",
         description="By default a quick look (mnist_fedavg and mnist_fedsiam_d, one timed round each: about 2½ min "
-                    "on CPU); cases=all runs every case (rounds=3; tens of minutes or more on CPU); cases=a,b picks. Options: "
+                    "on CPU); cases=all runs every case (rounds=3; tens of minutes or more on CPU, at most 3 min on "
+                    "CUDA, where each round is timed over its first steps and scaled); cases=a,b picks. Options: "
                     "device=cpu|cuda, cases=..., rounds=N, readme=yes. Each case's row is printed when it finishes. "
                     "See fssl_core/bench.py.")
     bench.add_argument("pairs", nargs="*", metavar="key=value")
     bench.set_defaults(func=cmd_bench)
+    gpu = sub.add_parser(
+        "gpu-check", help="a bounded check on a GPU: environment, cohort vs sequential, kill -9 and resume, bench, "
+                          "runs per hour at rising concurrency; a report written after every row",
+        description="Options: device=cuda|cpu (default cuda), size=full|tiny (default full on cuda, tiny on cpu), "
+                    "out=DIR (default ./gpu-check), budget=SECONDS (default 360, in all, split over the steps). "
+                    "Exit status 1 when a check failed. See fssl_core/gpu_check.py.")
+    gpu.add_argument("pairs", nargs="*", metavar="key=value")
+    gpu.set_defaults(func=cmd_gpu_check)
     fp = sub.add_parser(
         "fingerprint", help="hash what short cohort runs compute: before and after a speed change, on one machine, "
                             "it says whether the change kept every float (see fssl_core/fingerprint.py)")

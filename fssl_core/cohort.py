@@ -179,7 +179,7 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     place; returns each client's mean loss and statistics, as `train_party` would. `participations`:
     each client's Step.participation (default 1)."""
     count = len(views)
-    device = generators[0].device
+    device = images.x.device
     names = {role: parameter_names(nets[role], param_names) for role in trainable}
     keys = [(role, k) for role in trainable for k in names[role]]     # the trained tensors, in one order
     velocity = [torch.zeros_like(nets[role][k]) for role, k in keys] if optimizer.momentum else None

@@ -156,6 +156,8 @@ class RunConfig:
                                      # experiments give it to every method
     # --- execution ----------------------------------------------------------------------------
     device: str = "cpu"
+    precision: str = "fp32"          # on CUDA: 'fp32' exact (TF32 off, cuDNN deterministic) or 'tf32' (cuBLAS and
+                                     # cuDNN in TF32, torch's default for convolutions); CPU: 'fp32' (precision.py)
     trainer: str = AUTO              # 'sequential' (the reference), 'cohort' (a round's clients stacked, cohort.py)
                                      # or 'auto': the faster for the algorithm, network and device (Federation.cohort)
     eval_every: int = 1              # rounds between test-set evaluations (the last round always)
@@ -302,6 +304,7 @@ _SHARED_RULES: dict[str, Any] = {
     "model": _choices_model,
     "partition": _choices_partition,
     "device": DEVICES,
+    "precision": ("fp32", "tf32"),           # precision.PRECISIONS (not imported: it imports torch)
     "trainer": (AUTO, "sequential", "cohort"),
     "clients": f"[1, {COUNT}]",
     "clients_per_round": f"[1, {COUNT}]",
@@ -321,6 +324,12 @@ _SHARED_RULES: dict[str, Any] = {
 def _clients_per_round(cfg, facts):
     if cfg.clients_per_round > cfg.clients:
         return f"clients_per_round={cfg.clients_per_round}: must be at most clients={cfg.clients}"
+
+
+def _tf32_on_cuda_only(cfg, facts):
+    if cfg.precision == "tf32" and cfg.device != "cuda":
+        return (f"precision='tf32', device={cfg.device!r}: TF32 is a format of NVIDIA GPUs' tensor cores; "
+                "use device='cuda', or precision='fp32'")
 
 
 def _registries():
@@ -352,7 +361,7 @@ def field_intervals() -> dict[str, Interval]:
 
 @functools.cache
 def _cross_field_rules() -> tuple:
-    return (_clients_per_round, *(rule for _, rules in _registries() for rule in rules))
+    return (_clients_per_round, _tf32_on_cuda_only, *(rule for _, rules in _registries() for rule in rules))
 
 
 def _show(value: Any) -> str:

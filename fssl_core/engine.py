@@ -24,6 +24,7 @@ from .data.augment import augment_spec_for
 from .data.datasets import ImageData, load_dataset, resplit
 from .data.partition import Partition, build_partition, partition_arguments
 from .models import build_model, count_parameters
+from . import gpu_defaults, precision
 from .cohort import stack_nets, train_cohort, unstack_nets
 from .training import SGD, Nets, Tensors, train_party
 
@@ -77,6 +78,7 @@ class Federation:
     @classmethod
     def build(cls, cfg: RunConfig) -> "Federation":
         device = resolve_device(cfg.device)
+        precision.apply(cfg.precision, device)
         data = load_dataset(cfg.dataset, device=device)
         if cfg.resplit_train:
             data = resplit(data, cfg.resplit_train, cfg.resplit_test, cfg.seed)
@@ -123,13 +125,16 @@ class Federation:
         'auto' picks the faster trainer, as measured by `python -m fssl_core bench`: on CPU the cohort
         for a network with a grouped formulation (MNIST CNN: 2.3× the sequential trainer for FedAvg,
         2.2× for FedSiam-D; the authors' MNIST CNN, with its dropout), else the sequential trainer
-        (FedSiam's CIFAR CNN: the vmapped cohort ran 0.67× its speed); on CUDA the cohort, where batches
-        of ten small images leave the device idle between launches (not yet measured here: no GPU was
-        lent; `bench device=cuda` will tell). Cohort and sequential results agree to float tolerance
-        (tests/test_cohort.py), not bit for bit."""
+        (FedSiam's CIFAR CNN: the vmapped cohort ran 0.67× its speed); on CUDA what the GPU's committed
+        bench rows say (gpu_defaults.cohort; a GPU never measured gets the cohort, as a fallback).
+        Cohort and sequential results agree to float tolerance (tests/test_cohort.py), not bit for bit."""
         wanted = self.cfg.trainer      # 'cohort' only for an algorithm that supports it (RunConfig)
         if wanted == AUTO:
-            return self.algorithm.cohort and (self.ctx.device.type == "cuda" or self.ctx.model.grouped_op is not None)
+            if not self.algorithm.cohort:
+                return False
+            if self.ctx.device.type == "cuda":
+                return gpu_defaults.cohort(torch.cuda.get_device_name(self.ctx.device))[0]
+            return self.ctx.model.grouped_op is not None
         return wanted == "cohort"
 
     # --- state ----------------------------------------------------------------------------------
@@ -171,8 +176,10 @@ class Federation:
             counts[self.sample_clients(r)] += 1
         return counts
 
-    def generator(self, round: int, party: int) -> torch.Generator:
-        return torch.Generator(device=self.ctx.device).manual_seed(derived_seed(self.cfg.seed, round, party))
+    def generator(self, round: int, party: int, *parts: int) -> torch.Generator:
+        """The party's stream for the round: a CPU generator on every device. Every draw is made on it
+        and moved to the run's device, so CPU and CUDA, cohort and sequential draw the same numbers."""
+        return torch.Generator().manual_seed(derived_seed(self.cfg.seed, round, party, *parts))
 
     # --- one round ------------------------------------------------------------------------------
     def run_round(self, state: State, round: int) -> tuple[State, dict[str, Any]]:
@@ -191,8 +198,7 @@ class Federation:
                 # the first training of the before-round hook keeps the stream it always had, so runs
                 # stored before hooks could train several times replay unchanged
                 generator = (self.generator(hook_round, SERVER) if (stage, part) == (0, 0) else
-                             torch.Generator(device=self.ctx.device).manual_seed(
-                                 derived_seed(cfg.seed, hook_round, SERVER, stage, part)))
+                             self.generator(hook_round, SERVER, stage, part))
                 return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
                                    plan, opt, generator, hook_round, participation=max(hook_round, 1))
             return train

@@ -42,6 +42,7 @@
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
+precision = "fp32"                      # on cuda: fp32 (exact) | tf32 (fast: the paper rows' runs; precision.py)
 methods = None                          # None: the profile's scope (quick: supervised_server, fedmatch,
                                         # fedmix_fedloss, fedmix_fedfreq; paper: those and fedmix, fedmix_fedavg)
 seeds = None                            # None: seed 1
@@ -51,7 +52,7 @@ from fssl_core.papers import fedmix
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds)
+cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds, precision=precision)
 sensitivity = fedmix.sensitivity_cells(run_profile, device, seeds=seeds)     # headline: none
 
 # %%

@@ -168,3 +168,76 @@ def test_the_loop_ratio_ceiling_is_the_loop_over_a_round_at_the_network_alone_ra
     assert bench.loop_ratio_ceiling(loop_s=2.0, gflops=50.0, flops=25e9) == 4.0
     # at a 100 GFLOP/s matmul peak the same round could take no less than 0.25 s: no trainer beats 8x
     assert bench.loop_ratio_ceiling(loop_s=2.0, gflops=100.0, flops=25e9) == 8.0
+
+
+# --- bounded time: a round's first steps, scaled; a budget over the cases --------------------------------
+def test_a_trainer_timed_over_its_first_steps_is_scaled_to_its_round(monkeypatch):
+    clock = iter(range(0, 10_000, 1))
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
+
+    def prefix(r):            # one tick: a quarter of the round
+        next(clock)
+        return 1, 4
+    prefixes = {}
+    seconds = bench.interleaved_seconds({"cohort": prefix}, 2, bench.torch.device("cpu"), prefixes=prefixes)
+    assert seconds == {"cohort": 2 * 4} and prefixes == {"cohort": (1, 4)}      # 2 ticks a timed round, × 4
+
+
+@requires_mnist
+@pytest.mark.parametrize("trainer", ["sequential", "cohort"])
+def test_an_engine_round_cut_after_n_steps_runs_n_steps_of_the_round(trainer):
+    from fssl_core.config import RunConfig
+    cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, clients=100,
+                    clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5, trainer=trainer)
+    run = bench.engine_rounds(cfg, steps=3)
+    steps = 2 * 6 if trainer == "cohort" else 2 * 2 * 6       # 2 epochs × 60 labels / 10, one client or two
+    assert run(1) == (3, steps) and run(2) == (3, steps)
+    assert bench.engine_rounds(cfg, steps=1000)(1) == (steps, steps)    # a round shorter than the steps runs whole
+    assert bench.engine_rounds(cfg, steps=1000, seconds=0.0)(1) == (1, steps)    # out of time: one step, no fewer
+    assert bench.engine_rounds(cfg)(1) is None
+
+
+@requires_mnist
+def test_the_papers_loop_cut_after_n_steps_takes_n_sgd_steps(monkeypatch):
+    import torch
+
+    from fssl_core.config import RunConfig
+    cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3,
+                    clients=100, clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5)
+    steps = []
+    step = torch.optim.SGD.step
+    monkeypatch.setattr(torch.optim.SGD, "step", lambda self, *a, **k: steps.append(1) or step(self, *a, **k))
+    assert bench.loop_rounds(cfg, steps=40)(1) == (40, 2 * 2 * 3 * 6) and len(steps) == 40   # into the second client
+
+
+def test_a_budget_leaves_out_the_cases_it_cannot_afford_and_cuda_is_bounded_by_default(monkeypatch, capsys):
+    now = [0.0]
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: now[0])
+    calls = []
+
+    def measure(case, device, rounds, **bounds):            # each case takes 40 s
+        calls.append((case, bounds))
+        now[0] += 40
+        return _fake_row(case, device, rounds)
+    monkeypatch.setattr(bench, "measure_case", measure)
+    monkeypatch.setattr(bench.torch, "set_num_threads", lambda n: None)
+    # 100 s: the second case starts with 60 s left, the third would need 40 of the 20 left
+    rows = bench.bench("cpu", 1, ("mnist_fedavg", "mnist_fedsiam_d", "cifar_fedavg"), steps={"loop": 5}, budget_s=100)
+    assert [r["case"] for r in rows] == ["mnist_fedavg", "mnist_fedsiam_d"]
+    assert calls[0][1] == {"steps": {"loop": 5}, "deadline": 100}
+    calls.clear()
+    now[0] = 0.0
+    assert len(bench.bench("cuda", 1, tuple(bench.CASES))) == 4       # 180 s: four cases at 40 s, then 20 s left
+    assert calls[0][1] == {"steps": bench.CUDA_STEPS, "deadline": bench.CUDA_BUDGET_S}
+    now[0] = 0.0
+    bench.main({"device": "cuda", "cases": "all"})
+    out = capsys.readouterr().out
+    assert "at most 180 s in all" in out and "not measured: mnist_fedmatch, mnist_authors_fedsiam_d" in out
+
+
+def test_a_figure_timed_over_its_first_steps_says_so_in_its_row():
+    row = {**_fake_row("mnist_fedsiam_d", "cuda", 3), "loop_steps": "200 of 3900", "cohort_steps": "50 of 390",
+           "flops_steps": "20 of 3900"}
+    text = bench.markdown_row(row)
+    assert "| 2.0 (200 of 3900 steps, scaled) | 1.0 | 0.5 (50 of 390 steps, scaled) |" in text
+    assert "| 7.79 (20 of 3900 steps, scaled) |" in text

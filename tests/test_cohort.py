@@ -5,15 +5,9 @@ import torch
 
 from fssl_core.config import RunConfig
 from fssl_core.engine import Federation
+from fssl_core.gpu_check import COHORT_CASES, COHORT_SMALL
 
 from .conftest import requires_mnist
-
-# 600 clients of 100 MNIST samples; Non-IID-III gives 60 of them 55 labels and the others 5, so a
-# round's clients walk different numbers of steps and batches of different shapes (seed 13: round 1
-# draws rich and poor clients)
-SMALL = dict(dataset="mnist", partition="noniid3", labeled_ratio=0.1, clients=600, rich_clients=60,
-             clients_per_round=6, rounds=2, local_epochs=1, batch_size=10, seed=13)
-SERVER = dict(partition="server_dirichlet", rich_clients=10, server_labeled=600, dirichlet_alpha=10.0)
 
 
 def two_rounds(cfg: RunConfig):
@@ -26,23 +20,14 @@ def two_rounds(cfg: RunConfig):
     return fed, state, logged
 
 
+# the configurations (their reasons beside them) live in fssl_core/gpu_check.py, which runs them on a GPU
+# at this test's tolerance
 @requires_mnist
-@pytest.mark.parametrize("algorithm,role,extra", [
-    ("fedavg", "model", {}), ("fedsiam_d", "online", {}), ("fedfixmatch", "model", {}),
-    ("fedsem", "model", {"fedsem_phase1_fraction": 0.5}),      # round 2 is phase 2 (pseudo-labels)
-    # FedMix and FedCon learn from labels at the server: a Dirichlet split gives clients of unequal sizes
-    ("fedmix", "model", SERVER), ("fedcon", "model", SERVER),
-    # helpers in round 2: with seed 56 one client of round 2 was seen in round 1 (its helper slots
-    # filled), the others not (empty slots); momentum 0, FedMatch's own optimiser (under 0.9 its L2
-    # spring rings and amplifies the trainers' float rounding over a client's steps)
-    ("fedmatch", "psi", {"seed": 56, "momentum": 0.0, "_helper_interval": 2}),
-    # the authors' network: its grouped formulation draws each client's dropout masks (conv2's maps,
-    # fc1's outputs) from the client's own stream, as its sequential forward does
-    ("fedsiam_d", "online", {"model": "cnn_mnist_authors"})])
+@pytest.mark.parametrize("algorithm,role,extra", COHORT_CASES)
 def test_cohort_and_sequential_trainers_give_the_same_updates(algorithm, role, extra, monkeypatch):
     extra = dict(extra)
     helper_interval = extra.pop("_helper_interval", None)
-    cfg = RunConfig(algorithm=algorithm, **{**SMALL, **extra})
+    cfg = RunConfig(algorithm=algorithm, **{**COHORT_SMALL, **extra})
     if helper_interval is not None:
         from fssl_core.algorithms.fedmatch import FedMatch
         monkeypatch.setattr(FedMatch, "helper_interval", helper_interval)

@@ -122,7 +122,7 @@ class FedAnchor(AlternateTraining):
             loss = F.cross_entropy(self.ctx.apply(nets["model"], x.strong()), x.y)
             return loss, {"server_ce": loss.detach()}
         # Appendix B on the anchors' true labels: partners drawn with replacement from the batch
-        partner = torch.randint(0, len(x), (len(x),), generator=x.generator, device=x.generator.device)
+        partner = torch.randint(0, len(x), (len(x),), generator=x.generator).to(x.idx.device)
         lam = mixup_lambda(x.generator, self.cfg.mixup_beta)
         weak = x.weak()
         logits = self.ctx.apply(nets["model"], torch.cat([x.strong(), lam * weak + (1 - lam) * weak[partner]]))

@@ -50,7 +50,7 @@ def init_predictor(dim: int, hidden: int, generator: torch.Generator, device) ->
     """q's parameters, initialised as torch.nn.Linear's default (uniform ±1/√fan_in)."""
     def uniform(shape, fan_in):
         bound = 1.0 / math.sqrt(fan_in)
-        return (torch.rand(shape, generator=generator, device=device) * 2 - 1) * bound
+        return ((torch.rand(shape, generator=generator) * 2 - 1) * bound).to(device)
     return {"w1": uniform((hidden, dim), dim), "b1": uniform((hidden,), dim),
             "gamma": torch.ones(hidden, device=device), "beta": torch.zeros(hidden, device=device),
             "w2": uniform((dim, hidden), hidden), "b2": uniform((dim,), hidden)}
@@ -82,7 +82,7 @@ class FedCon(Algorithm):
                          if not k.startswith(("classifier.", "projection."))]
 
     def init_state(self, initial: Tensors) -> State:
-        generator = torch.Generator(device=self.ctx.device).manual_seed(self.cfg.seed)
+        generator = torch.Generator().manual_seed(self.cfg.seed)     # on the CPU: the same q on every device
         q = init_predictor(self.ctx.model.feature_dim, self.cfg.byol_hidden, generator, self.ctx.device)
         return {"model": initial, "predictor": q}
 

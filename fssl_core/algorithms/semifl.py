@@ -58,7 +58,7 @@ from .static_batchnorm import static_statistics
 
 def mixup_lambda(generator: torch.Generator, a: float) -> float:
     """λ ~ Beta(a, a) (Eq. 8), drawn from the step's generator so a replayed round draws the same."""
-    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=generator.device).item())
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator).item())
     return float(np.random.default_rng(seed).beta(a, a))
 
 
@@ -147,8 +147,8 @@ class AlternateTraining(Algorithm):
             l_fix = F.cross_entropy(self.ctx.apply(nets["model"], u.strong()), y)
             return l_fix, {"fix_loss": l_fix.detach()}
         generator, everyone = u.generator, nets["all"]
-        partner_pos = torch.randint(0, int(everyone["idx"].numel()), (len(u),), generator=generator,
-                                    device=generator.device)
+        partner_pos = torch.randint(0, int(everyone["idx"].numel()), (len(u),),
+                                    generator=generator).to(everyone["idx"].device)
         partner = UnlabeledPart(u.images, everyone["idx"][partner_pos], partner_pos, generator)
         lam = mixup_lambda(generator, cfg.mixup_beta)
         mixed = lam * u.weak() + (1.0 - lam) * partner.weak()

@@ -7,9 +7,10 @@ no DataLoader, no PIL and no per-sample Python loop, which on small images (28x2
 far more than the model's forward pass. Each sample still gets its own random offsets, flips, factors
 and operations, drawn as tensors of N values.
 
-Every random draw comes from the `torch.Generator` passed in (it must be on the images' device), so
-the same generator state gives the same output on a given device (CPU and CUDA generators draw
-different streams, so the two devices do not agree with each other).
+Every random draw comes from the CPU `torch.Generator` passed in and is moved to the images' device
+before it is applied: the same generator state gives the same draws on every device (a CUDA
+generator's Philox stream differs from the CPU's, and one batched CUDA draw is not the concatenation
+of per-client draws, so draws made on a GPU would tie a run's numbers to its device and trainer).
 
 - `random_crop_flip`: reflect-pad by `spec.pad` and crop back at a random offset (a random
   translation by up to `pad` pixels), then a horizontal flip with p = 0.5 if `spec.flip`.
@@ -96,9 +97,9 @@ def _check_inputs(where: str, x: Tensor, generator: torch.Generator, spec: Augme
                          f'{type(x).__name__} {tuple(getattr(x, "shape", ()))} {getattr(x, "dtype", "")}')
     if x.shape[1] not in (1, 3):
         raise ValueError(f'{where}: x has {x.shape[1]} channels: must have 1 or 3')
-    if not isinstance(generator, torch.Generator) or generator.device.type != x.device.type:
-        raise ValueError(f'{where}: generator must be a torch.Generator on the images\' device '
-                         f'({x.device}), got {getattr(generator, "device", type(generator).__name__)}')
+    if not isinstance(generator, torch.Generator) or generator.device.type != "cpu":
+        raise ValueError(f'{where}: generator must be a CPU torch.Generator (draws are made on the CPU and '
+                         f'moved to the images\' device), got {getattr(generator, "device", type(generator).__name__)}')
     if not isinstance(spec, AugmentSpec):
         raise ValueError(f'{where}: spec must be an AugmentSpec, got {type(spec).__name__}')
     h, w = x.shape[2:]
@@ -133,24 +134,25 @@ def draw_crop_flip(n: int, generator: torch.Generator, spec: AugmentSpec) -> dic
     draws: dict[str, Tensor] = {}
     if n == 0 or (spec.pad == 0 and not spec.flip):
         return draws
-    device = generator.device
-    if spec.pad and device.type == "cpu":
+    if spec.pad:
         # "offsets" [2, n, 1]: the rows' n draws, then the columns' n, in one call: the CPU generator
         # (mt19937) gives each element of a randint one 32-bit draw, in order, so one call of 2n equals
-        # two calls of n (tests/test_augment.py). CUDA's Philox generator advances per call, so there
-        # the two calls stay.
+        # two calls of n (tests/test_augment.py)
         draws["offsets"] = torch.randint(0, 2 * spec.pad + 1, (2, n, 1), generator=generator)
-    elif spec.pad:
-        draws["offsets"] = torch.stack([torch.randint(0, 2 * spec.pad + 1, (n, 1), generator=generator, device=device)
-                                        for _ in range(2)])
     if spec.flip:
-        draws["flip"] = torch.rand(n, generator=generator, device=device) < 0.5
+        draws["flip"] = torch.rand(n, generator=generator) < 0.5
     return draws
+
+
+def _on(draws: dict[str, Tensor], device: torch.device) -> dict[str, Tensor]:
+    """The draws moved to the images' device (a no-op where they already are)."""
+    return {k: v.to(device) for k, v in draws.items()}
 
 
 def apply_crop_flip(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor:
     """`random_crop_flip` with its random choices given (`draw_crop_flip`, concatenated over any
     number of batches: one call then augments a whole cohort's batches)."""
+    draws = _on(draws, x.device)
     n, c, h, w = x.shape
     p = spec.pad
     if n == 0 or (p == 0 and not spec.flip):
@@ -191,16 +193,16 @@ def draw_weak(n: int, channels: int, generator: torch.Generator, spec: AugmentSp
     draws = draw_crop_flip(n, generator, spec)
     if n and spec.jitter:
         # the contrast factor's uniform draw u; apply_weak makes it 0.8 + 0.4·u, once for a whole cohort
-        device = generator.device
-        draws["factor_u"] = torch.rand(n, generator=generator, device=device)
+        draws["factor_u"] = torch.rand(n, generator=generator)
         if channels == 3:
-            draws["gray"] = torch.rand(n, generator=generator, device=device) < 0.2
+            draws["gray"] = torch.rand(n, generator=generator) < 0.2
     return draws
 
 
 def apply_weak(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor:
     """`weak_augment` with its random choices given (`draw_weak`, concatenated over any number of
     batches)."""
+    draws = _on(draws, x.device)
     y = apply_crop_flip(x, draws, spec)
     n, c = y.shape[:2]
     if n == 0 or not spec.jitter:
@@ -452,23 +454,22 @@ def draw_strong(n: int, size: tuple[int, int], generator: torch.Generator, spec:
     draws = draw_crop_flip(n, generator, spec)
     if n == 0:
         return draws
-    device = generator.device
     if num_ops:
         # the raw draws only: apply_strong turns them into ops and levels, once for a whole cohort
         shape = (num_ops, n)
-        draws["ops"] = torch.randint(0, len(STRONG_OPS), shape, generator=generator, device=device)
-        draws["applied_u"] = torch.rand(shape, generator=generator, device=device)      # op applied when < 0.5
+        draws["ops"] = torch.randint(0, len(STRONG_OPS), shape, generator=generator)
+        draws["applied_u"] = torch.rand(shape, generator=generator)      # op applied when < 0.5
         if magnitude:
-            draws["mags"] = torch.randint(1, magnitude + 1, shape, generator=generator, device=device)
+            draws["mags"] = torch.randint(1, magnitude + 1, shape, generator=generator)
         else:
-            draws["mags"] = torch.zeros(shape, dtype=torch.long, device=device)
-        draws["sign_u"] = torch.rand(shape, generator=generator, device=device)         # level negative when < 0.5
+            draws["mags"] = torch.zeros(shape, dtype=torch.long)
+        draws["sign_u"] = torch.rand(shape, generator=generator)         # level negative when < 0.5
     h, w = size
     hi, lo = int(cutout * min(h, w)), int(cutout * min(h, w) * 0.5)
     if cutout > 0 and hi > 0:
-        draws["side"] = torch.randint(lo, hi + 1, (n, 1), generator=generator, device=device)
-        draws["top"] = torch.randint(0, h, (n, 1), generator=generator, device=device)
-        draws["left"] = torch.randint(0, w, (n, 1), generator=generator, device=device)
+        draws["side"] = torch.randint(lo, hi + 1, (n, 1), generator=generator)
+        draws["top"] = torch.randint(0, h, (n, 1), generator=generator)
+        draws["left"] = torch.randint(0, w, (n, 1), generator=generator)
     return draws
 
 
@@ -476,6 +477,7 @@ def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops
     """`strong_augment` with its random choices given (`draw_strong`, concatenated over any number of
     batches along the sample dimension by `concat_draws`: one call then augments a whole cohort's
     batches)."""
+    draws = _on(draws, x.device)
     y = apply_crop_flip(x, draws, spec)
     if y.shape[0] == 0:
         return y

@@ -129,7 +129,14 @@ def default_workers(configs: list[RunConfig]) -> int:
             raise ConfigError(f"FSSL_WORKERS={text!r}: must be a whole number of worker processes, 1 or more")
         return int(text)
     if any(c.device == "cuda" for c in configs):
-        return 1
+        import sys
+
+        import torch
+
+        from ..gpu_defaults import workers
+        count, why = workers(torch.cuda.get_device_name())
+        print(f"[executor] CUDA runs: {why}; FSSL_WORKERS sets another count", file=sys.stderr, flush=True)
+        return count
     return os.cpu_count() or 1
 
 

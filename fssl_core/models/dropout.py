@@ -29,8 +29,9 @@ class _Party:
         self.generator = generator
 
     def keep(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
-        return torch.bernoulli(torch.full(shape, keep_prob, dtype=like.dtype, device=like.device),
-                               generator=self.generator)
+        # drawn on the party's CPU generator and moved: the same masks on every device
+        return torch.bernoulli(torch.full(shape, keep_prob, dtype=like.dtype),
+                               generator=self.generator).to(like.device)
 
 
 class _Cohort:

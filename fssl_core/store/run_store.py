@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from .. import __version__
+from .. import precision
 from ..config import ConfigError, RunConfig
 from ..paths import runs_dir
 from ..training import Diverged
@@ -239,8 +240,7 @@ def _environment(cfg: RunConfig, data_digest: str | None = None) -> dict:
     }
     if data_digest is not None:
         env["data"] = {cfg.dataset: data_digest}
-    if cfg.device == "cuda":
-        env["gpu"] = torch.cuda.get_device_name()
+    env["precision"] = {"policy": cfg.precision, **precision.flags(torch.device(cfg.device))}
     return env
 
 

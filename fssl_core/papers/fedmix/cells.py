@@ -73,23 +73,24 @@ def paper_value(paper: str, table: str, setting: str, labeled: str, dataset: str
     return printed_value(FOLDER, paper, table, setting, labeled, dataset, method, metric)
 
 
-def paper_config(method: str, device: str, **setting) -> RunConfig:
+def paper_config(method: str, device: str, precision: str = "fp32", **setting) -> RunConfig:
     if method not in METHODS:
         raise ValueError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     algorithm, changes = METHODS[method]
-    return RunConfig(algorithm=algorithm, device=device, **{**SHARED, **setting, **changes})
+    return RunConfig(algorithm=algorithm, device=device, precision=precision, **{**SHARED, **setting, **changes})
 
 
-def streaming_cells(profile: Profile, device: str, methods=None, seeds=None) -> list[Cell]:
+def streaming_cells(profile: Profile, device: str, methods=None, seeds=None, precision: str = "fp32") -> list[Cell]:
     """The journal's Fig. 8: every method on streaming non-IID Fashion-MNIST, each with its final and
     best accuracy, the round of the best, and the megabytes sent both ways. methods=None: the
-    profile's scope."""
+    profile's scope. `precision`: on CUDA, 'fp32' (exact) or 'tf32' (precision.py; the paper
+    protocol's four runs fit a 15-minute GPU lease only in TF32)."""
     seeds = SEEDS if seeds is None else seeds
     if methods is None:
         methods = profile.scope(METHODS, QUICK_METHODS, headline=HEADLINE_METHODS)
     cells = []
     for method in methods:
-        cfg = paper_config(method, device, **STREAMING)
+        cfg = paper_config(method, device, precision, **STREAMING)
         configs = profile.configs(cfg, list(seeds), quick=QUICK)
         cells += [Cell(PAPER, "fig8", "stream_dir0.1", "1000", "fashion_mnist", method, configs, metric=m,
                        paper_runs=len(SEEDS),
