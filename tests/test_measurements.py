@@ -1,0 +1,15 @@
+"""A measurement folder's README shows the table its records give (measurements/*/summarize.py)."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+FOLDERS = sorted(p.parent for p in (Path(__file__).resolve().parents[1] / "measurements").glob("*/summarize.py"))
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
+def test_the_readme_table_is_the_one_the_records_give(folder):
+    spec = importlib.util.spec_from_file_location(f"summarize_{folder.name}", folder / "summarize.py")
+    summarize = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summarize)
+    assert summarize.fig8_table() in (folder / "README.md").read_text()
