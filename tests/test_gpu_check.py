@@ -99,3 +99,15 @@ def test_a_bad_parameter_is_one_line_naming_it(argument, message, capsys, tmp_pa
     err = capsys.readouterr().err
     assert err == f"error: {message}\n"
     assert not (tmp_path / "never").exists()
+
+
+@requires_mnist
+def test_a_cohort_difference_beyond_tolerance_repeats_the_sequential_trainer(monkeypatch):
+    # forced out of tolerance: the sequential trainer runs again; on the CPU it repeats itself exactly,
+    # which on a GPU would clear the device's kernels and point at the trainers
+    monkeypatch.setattr(gpu_check.torch, "allclose", lambda *a, **k: False)
+    algorithm, role, extra = gpu_check.COHORT_CASES[0]
+    row = gpu_check.cohort_difference(algorithm, role, extra, "cpu")
+    assert row["pass"] is False and row["sequential_repeat_diff"] == 0.0
+    monkeypatch.undo()
+    assert gpu_check.cohort_difference(algorithm, role, extra, "cpu")["sequential_repeat_diff"] is None
