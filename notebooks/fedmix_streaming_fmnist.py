@@ -46,6 +46,7 @@ precision = "fp32"                      # on cuda: fp32 (exact) | tf32 (fast: th
 methods = None                          # None: the profile's scope (quick: supervised_server, fedmatch,
                                         # fedmix_fedloss, fedmix_fedfreq; paper: those and fedmix, fedmix_fedavg)
 seeds = None                            # None: seed 1
+sensitivity_rows = None                 # None: the profile's scope; []: none (a slice of GPU runs read back on a CPU)
 
 # %% tags=["plan"]
 from fssl_core.papers import fedmix
@@ -53,7 +54,7 @@ from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
 cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds, precision=precision)
-sensitivity = fedmix.sensitivity_cells(run_profile, device, seeds=seeds)     # headline: none
+sensitivity = fedmix.sensitivity_cells(run_profile, device, rows=sensitivity_rows, seeds=seeds)   # headline: none
 
 # %%
 import pandas as pd
@@ -62,7 +63,8 @@ from fssl_core.plots import round_curves, save_figure
 from fssl_core.report import round_curves as curves_of
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
-results = reproduce_cells(cells, run_profile, device)
+# the rows name the precision of CUDA runs beside the device ("cuda tf32"); each run's env.json holds the rest
+results = reproduce_cells(cells, run_profile, device if precision == "fp32" else f"{device} {precision}")
 claims = fedmix.streaming_claims(results) if {"fedmix_fedloss", "fedmatch"} <= set(results.method) else results.iloc[:0]
 save_notebook_results(pd.concat([results, claims], ignore_index=True), "fedmix_streaming_fmnist", run_profile)
 results.pivot_table(index="method", columns="metric", values="reproduced_value", sort=False)
@@ -139,12 +141,14 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # mode (the most skewed client: 66.7% vs 30.2%; near-balanced batches 72.4% vs 69.8%). A ResNet-9 at
 # 1/8 width on a CPU (6 SL rounds, then 8 FedMix rounds at τ = 0.5) shows the feedback start: in train
 # mode the share of masked pseudo-labels that are right fell from 81% to 36%, in eval mode from 83% to
-# 64%, and neither copy passed SL; whether this is the whole collapse at the paper protocol, and what
-# the fix does there, the paper-protocol rerun will say. Every algorithm's targets
-# now use BatchNorm's running statistics (`Context.target`, `fssl_core/algorithms/base.py`), which
-# changes the identity of every run on a BatchNorm network (ResNet-9/18, WRN-28-2, the CIFAR CNN) and
-# of no MNIST CNN run; the H200 numbers describe the old code, and the paper-protocol runs are to be
-# trained again.
+# 64%, and neither copy passed SL. Every algorithm's targets now use BatchNorm's running statistics
+# (`Context.target`, `fssl_core/algorithms/base.py`). The paper-protocol rerun on an H100 (TF32, one
+# seed, `measurements/2026-11-26-h100/`; its runs join `runs/` and this table's `paper` rows once the
+# server-streams change they were trained with lands) shows what the fix did
+# and did not do: at rounds 10/50/100/140, 29-53% of the pseudo-labels FedMix-FedLoss keeps are right
+# (6% before), yet still far fewer than the 66-83% of FedMatch's, and FedMix-FedLoss (best 73.2%) and
+# FedMix-FedFreq (76.7%) stay below SL (79.85%). FedMatch's run stopped at round 145 of 150 when the
+# GPU's time ran out (best 83.8% at round 140), so it has no paper row.
 
 # %%
 sensitivity_results = reproduce_cells(sensitivity, run_profile, device) if sensitivity else results.iloc[:0]
