@@ -230,6 +230,16 @@ def test_missing_dataset_names_dataset_root_and_files(tmp_path, name):
     assert isinstance(caught.value.__cause__, RuntimeError)  # torchvision's own error, chained
 
 
+def test_a_failed_download_leaves_no_empty_folder_behind(tmp_path, monkeypatch):
+    # offline here: torchvision makes <root>/MNIST/raw, then fails to fetch; the folders it made go,
+    # the one that was there stays
+    (tmp_path / 'kept').mkdir()
+    monkeypatch.setattr(datasets.tv.MNIST, 'mirrors', ['http://127.0.0.1:9/'])
+    with pytest.raises(DatasetUnavailable, match='could not download'):
+        load_dataset('mnist', root=tmp_path, download=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['kept']
+
+
 def test_offline_env_disables_download(tmp_path, monkeypatch):
     monkeypatch.setenv('FSSL_OFFLINE', '1')
     monkeypatch.setenv('FSSL_DATA', str(tmp_path))

@@ -272,10 +272,22 @@ def _open(name: str, root: Path, origin: str, split: str, download: bool):
     except RuntimeError as missing:  # torchvision: "Dataset not found or corrupted"
         if not download:
             raise DatasetUnavailable(_unavailable_message(name, root, origin, None)) from missing
+    existed = {p for p in [root, *root.rglob('*')]} if root.exists() else set()
     try:
         return tv_class(root=str(root), download=True, **kwargs)
     except Exception as failed:
+        _remove_empty_folders_made(root, existed)
         raise DatasetUnavailable(_unavailable_message(name, root, origin, failed)) from failed
+
+
+def _remove_empty_folders_made(root: Path, existed: set[Path]) -> None:
+    """Undo the empty folders a failed download made (torchvision creates <root>/<Name>/raw before it
+    fetches anything): an empty data/MNIST/raw would otherwise be left behind, looking like a data set."""
+    made = sorted((p for p in [root, *root.rglob('*')] if p not in existed) if root.exists() else [],
+                  key=lambda p: len(p.parts), reverse=True)
+    for folder in made:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def _as_tensors(dataset) -> tuple[Tensor, Tensor]:
