@@ -56,7 +56,9 @@ def run_line(what: str, s: dict) -> str:
     else:
         scores = f"accuracy {s['accuracy']:.2f}% (best {s['best_accuracy']:.2f}% at round {s['best_round']})"
     traffic = (s["upload_bytes"] + s["download_bytes"]) / 1e6
-    return (f"{what}: {scores}, {s['rounds']} rounds, {s['seconds_per_round']:.2f} s/round, "
+    # no round finished (a run that diverged in round 1): no time per round to give
+    speed = "" if s["seconds_per_round"] is None else f" {s['seconds_per_round']:.2f} s/round,"
+    return (f"{what}: {scores}, {s['rounds']} rounds,{speed} "
             f"{traffic:.1f} MB exchanged, status {s['status']} -> {s['run_dir']}")
 
 

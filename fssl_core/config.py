@@ -6,7 +6,8 @@ fields it documents.
 
 Validation (`_validate`, run on construction) is the one gate a config passes; it only refuses,
 never changes a value, so a config valid before keeps its run id. Each field: its type, then its
-choices or its interval (floats finite: NaN and ±inf are refused everywhere). Then the fields
+choices or its interval (floats finite: NaN and ±inf are refused everywhere, and an unbounded float is
+at most 3.4e38, float32's range, FLOAT32_BOUND). Then the fields
 together, each message naming every field it involves. The shared knobs' rules are here; each
 registry states the rules of what it owns, beside it (`config_rules()`):
   - fssl_core.algorithms: each method's settings and checks (`Algorithm.settings` / `checks`: FedSiam's
@@ -242,8 +243,8 @@ def _parse(text: str, kind: type) -> Any:
 
 # --- validation ---------------------------------------------------------------------------------
 # A field's rule: for a string, its choices (a tuple, or a callable giving them); for a number, an
-# interval written as in mathematics ('[' and ']' closed, '(' and ')' open, inf: no bound), and a
-# float must also be finite (NaN and ±inf never are). Integer fields have upper bounds too, generous
+# interval written as in mathematics ('[' and ']' closed, '(' and ')' open, inf: no bound; for a float,
+# at most FLOAT32_BOUND), and a float must also be finite (NaN and ±inf never are). Integer fields have upper bounds too, generous
 # for what each counts, so that a mistyped 20-digit number is an error naming the field rather
 # than an overflow deep inside a run. The shared knobs' rules are here; each registry gives the
 # rules of the fields it owns and its cross-field rules (`config_rules()` in fssl_core.algorithms,
@@ -354,9 +355,23 @@ def field_rules() -> dict[str, Any]:
     return rules
 
 
+# A float field's "no upper bound" (inf) means at most FLOAT32_BOUND: the trainer computes in float32, and torch
+# refuses a scalar float32 cannot hold where a kernel takes one (lr and weight_decay become `alpha` of
+# torch._foreach_add: "value cannot be converted to type float without overflow", a traceback after the data are
+# loaded); 3.4e38 is a round number just under float32's largest, 3.4028235e38, so the bound shown is the bound
+# applied. No stored or planned run comes near it (the largest is dirichlet_alpha=1000).
+FLOAT32_BOUND = "3.4e38"
+
+
 @functools.cache
 def field_intervals() -> dict[str, Interval]:
-    return {name: Interval.parse(rule) for name, rule in field_rules().items() if isinstance(rule, str)}
+    intervals = {}
+    for name, rule in field_rules().items():
+        if isinstance(rule, str):
+            if _field_types()[name] is float and rule.endswith("inf)"):
+                rule = rule[:-len("inf)")] + FLOAT32_BOUND + "]"
+            intervals[name] = Interval.parse(rule)
+    return intervals
 
 
 @functools.cache

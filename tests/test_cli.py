@@ -107,6 +107,25 @@ def test_run_refuses_a_bad_value_a_missing_data_set_and_a_missing_device(tmp_pat
     assert capsys.readouterr().err.startswith("error: RunConfig.device='cuda': no CUDA device is available here")
 
 
+# Issue 47's held-out bad inputs: each is refused by RunConfig before any data is read, so `run` needs no data set.
+# (arguments after `run`, the one line printed on stderr); each exits 2 without a traceback.
+BAD_RUN_INPUTS = [
+    # values the float32 trainer cannot represent (torch: "value cannot be converted to type float without overflow")
+    (["lr=1e39"], "RunConfig.lr=1e+39: must be a finite number within (0, 3.4e38]"),
+    (["weight_decay=3.5e38"], "RunConfig.weight_decay=3.5e+38: must be a finite number within [0, 3.4e38]"),
+    (["algorithm=fedmatch", "momentum=0", "fedmatch_lambda_l2=1e300"],
+     "RunConfig.fedmatch_lambda_l2=1e+300: must be a finite number within [0, 3.4e38]"),
+]
+
+
+@pytest.mark.parametrize("pairs, line", BAD_RUN_INPUTS)
+def test_a_bad_input_to_run_is_one_line_and_exit_2(pairs, line, tmp_path, capsys):
+    assert cli.main(["run", "--quiet", "--runs", str(tmp_path), *pairs]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", f"error: {line}\n")
+    assert list(tmp_path.iterdir()) == []          # nothing written
+
+
 def test_partition_needs_no_algorithm_and_a_split_the_data_refuse_is_an_error(tiny_data, capsys):
     assert cli.partition_config({"partition": "server_lda"}).algorithm in ("fedsiam_d", "fedmix")
     assert cli.partition_config({}).algorithm == "fedavg"
@@ -157,6 +176,17 @@ def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_resu
     assert line.rstrip().endswith(f"status {status} -> runs/0123456789abcdef")
     assert cli.main(["run", "--quiet", "--json", "--runs", str(tmp_path), "rounds=50"]) == code
     assert json.loads(capsys.readouterr().out) == summary
+
+
+def test_a_run_that_diverged_in_its_first_round_is_one_line(monkeypatch, tmp_path, capsys):
+    """lr=3.4e38 diverges in round 1: no round finished, no time per round (was a TypeError traceback)."""
+    from fssl_core.store import RunResult, RunStore
+    summary = {**_summary("diverged", None), "rounds": 0, "seconds_per_round": None, "upload_bytes": 0,
+               "download_bytes": 0}
+    monkeypatch.setattr(RunStore, "execute", lambda self, cfg, progress=True: RunResult(cfg, [], summary))
+    assert cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"]) == 3
+    assert capsys.readouterr().out.endswith(": no accuracy, 0 rounds, 0.0 MB exchanged, status diverged -> "
+                                            "runs/0123456789abcdef\n")
 
 
 def test_an_interrupted_run_says_how_to_resume_and_exits_130_without_a_traceback(monkeypatch, tmp_path, capsys):
