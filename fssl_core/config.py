@@ -33,6 +33,7 @@ import functools
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, fields
 from typing import Any, get_type_hints
 
@@ -193,7 +194,8 @@ class RunConfig:
             try:
                 converted[key] = _parse(text, kind) if kind is not None else text
             except ValueError:
-                raise ConfigError(f"RunConfig.{key}={text!r}: expected {kind.__name__}") from None
+                how = f", written in ASCII digits ({_EXAMPLE[kind]})" if kind in _EXAMPLE else ""
+                raise ConfigError(f"RunConfig.{key}={text!r}: expected {kind.__name__}{how}") from None
         return cls.from_dict(converted)
 
     def replace(self, **changes: Any) -> "RunConfig":
@@ -231,12 +233,23 @@ class RunConfig:
 _DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
 
 
+# What a number on the command line may look like: ASCII digits, an optional sign, and for a float a decimal point and
+# exponent (and inf/nan, which validation then refuses by name). Python's int() and float() also take '1_0' and
+# other scripts' digits ('٣' is 3), so `rounds=1_0` or `rounds=٣` would run as 10 or 3 rounds under an id the
+# reader never typed (issue 47).
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
+_EXAMPLE = {int: "e.g. 10", float: "e.g. 0.01 or 1e-4"}
+
+
 def _parse(text: str, kind: type) -> Any:
     if kind is bool:
         if text.lower() in ("1", "true", "yes"):
             return True
         if text.lower() in ("0", "false", "no"):
             return False
+        raise ValueError(text)
+    if kind in _EXAMPLE and not (_INT_TEXT if kind is int else _FLOAT_TEXT).fullmatch(text):
         raise ValueError(text)
     return kind(text)
 

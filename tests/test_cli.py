@@ -115,6 +115,19 @@ BAD_RUN_INPUTS = [
     (["weight_decay=3.5e38"], "RunConfig.weight_decay=3.5e+38: must be a finite number within [0, 3.4e38]"),
     (["algorithm=fedmatch", "momentum=0", "fedmatch_lambda_l2=1e300"],
      "RunConfig.fedmatch_lambda_l2=1e+300: must be a finite number within [0, 3.4e38]"),
+    # numbers Python reads but a reader does not: '1_0' is 10, '٣' is 3
+    (["rounds=1_0"], "RunConfig.rounds='1_0': expected int, written in ASCII digits (e.g. 10)"),
+    (["rounds=٣"], "RunConfig.rounds='٣': expected int, written in ASCII digits (e.g. 10)"),
+    (["lr=0_1"], "RunConfig.lr='0_1': expected float, written in ASCII digits (e.g. 0.01 or 1e-4)"),
+    # accepted but meaningless
+    (["resplit_train=1000", "resplit_test=1"],
+     "RunConfig.resplit_test=1, dataset='mnist': must be at least 100, 10 test samples for each of its 10 classes "
+     "(below it one sample is over 1 accuracy point; resplit_test=1 scores 0% or 100%)"),
+    (["partition=noniid1", "classes_per_client=1000"],
+     "RunConfig.classes_per_client=1000, dataset='mnist': must be at most 10, the classes mnist has"),
+    (["algorithm=fedmatch", "momentum=0", "clients=20", "fedmatch_helpers=100"],
+     "RunConfig.fedmatch_helpers=100, clients=20: must be at most clients - 1 = 19; FedMatch's helpers are other "
+     "clients"),
 ]
 
 

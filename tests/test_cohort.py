@@ -169,7 +169,7 @@ def test_the_authors_cnn_trains_as_a_cohort_on_the_cpu_under_its_own_revision():
 
 def test_dropout_masks_come_from_each_clients_stream_so_cohort_and_resume_are_exact():
     # FedSiam's CIFAR CNN has dropout and BatchNorm; no data files needed (synthetic CIFAR-10)
-    cfg = RunConfig(algorithm="fedsiam_d", dataset="synthetic_cifar10", resplit_train=120, resplit_test=20,
+    cfg = RunConfig(algorithm="fedsiam_d", dataset="synthetic_cifar10", resplit_train=120, resplit_test=100,
                     clients=6, clients_per_round=3, rounds=2, local_epochs=1, batch_size=10, labeled_ratio=0.2,
                     seed=5, tau_phi_g=1)
     assert any(type(m).__name__ == "PartyDropout" for m in Federation.build(cfg).ctx.model.modules())

@@ -39,6 +39,20 @@ def test_strings_from_the_command_line_are_converted_by_field_type():
     assert (cfg.rounds, cfg.lr, cfg.partition) == (3, 0.05, "noniid1")
     with pytest.raises(ConfigError, match=r"RunConfig.rounds='three': expected int"):
         RunConfig.from_strings({"rounds": "three"})
+    assert RunConfig.from_strings({"lr": "1e-4", "momentum": ".5", "seed": "+7"}).replace(seed=7).lr == 1e-4
+
+
+INT_FIELDS = [f.name for f in fields(RunConfig) if _field_types()[f.name] is int]
+
+
+# issue 47: Python's int() and float() take '1_0' (10) and other scripts' digits ('٣' is 3, '٠.١' is 0.1)
+@pytest.mark.parametrize("text", ["1_0", "٣", "٠.١", " 3", "0x10", "1e1_0"])
+def test_numbers_from_the_command_line_are_ascii_digits_only(text):
+    for name, kind in [*((n, "int") for n in INT_FIELDS), *((n, "float") for n in FLOAT_FIELDS)]:
+        with pytest.raises(ConfigError) as err:
+            RunConfig.from_strings({name: text})
+        example = "e.g. 10" if kind == "int" else "e.g. 0.01 or 1e-4"
+        assert str(err.value) == f"RunConfig.{name}={text!r}: expected {kind}, written in ASCII digits ({example})"
 
 
 def test_run_id_changes_with_results_fields_only():
@@ -172,7 +186,8 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
      "RunConfig.clients=100000, dataset='mnist': must be at most 60000, one per sample of mnist's 60000 training "
      "samples"),
     (dict(batch_size=601), "RunConfig.batch_size=601, clients=100: must be at most 600, a client's average share"),
-    (dict(partition="noniid1", classes_per_client=601), "RunConfig.classes_per_client=601, clients=100: must be at most 600"),
+    (dict(dataset="cifar100", partition="noniid1", clients=1000, classes_per_client=60),
+     "RunConfig.classes_per_client=60, clients=1000: must be at most 50, the 50000 samples the clients share"),
     (dict(resplit_train=5000, resplit_test=100, batch_size=51),
      "RunConfig.batch_size=51, clients=100: must be at most 50, a client's average share of mnist's 5000 training "
      "samples (resplit_train=5000)"),
@@ -183,6 +198,20 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
     (dict(resplit_train=65_000, resplit_test=6_000),
      "RunConfig.resplit_train=65000, resplit_test=6000: draw 71000 samples from mnist's 70000"),
     (dict(resplit_train=1000), "RunConfig.resplit_train=1000, resplit_test=0: set both"),
+    # issue 47: accepted but meaningless
+    (dict(resplit_train=1000, resplit_test=1),
+     "RunConfig.resplit_test=1, dataset='mnist': must be at least 100, 10 test samples for each of its 10 classes "
+     "(below it one sample is over 1 accuracy point; resplit_test=1 scores 0% or 100%)"),
+    (dict(dataset="cifar100", resplit_train=1000, resplit_test=999),
+     "RunConfig.resplit_test=999, dataset='cifar100': must be at least 1000, 10 test samples for each of its 100"),
+    (dict(partition="noniid1", classes_per_client=1000),
+     "RunConfig.classes_per_client=1000, dataset='mnist': must be at most 10, the classes mnist has"),
+    (dict(partition="noniid1", classes_per_client=601), "RunConfig.classes_per_client=601, dataset='mnist': must be"),
+    (dict(algorithm="fedmatch", momentum=0.0, fedmatch_helpers=100, clients=20),
+     "RunConfig.fedmatch_helpers=100, clients=20: must be at most clients - 1 = 19; FedMatch's helpers are other "
+     "clients"),
+    (dict(algorithm="fedmatch", momentum=0.0, fedmatch_helpers=20, clients=20),
+     "RunConfig.fedmatch_helpers=20, clients=20: must be at most clients - 1 = 19"),
     # noniid3's ratios
     (dict(partition="noniid3", clients=10), "RunConfig.rich_clients=10, clients=10: must be at most clients - 1 = 9"),
     (dict(partition="noniid3", labeled_ratio=0.01),
@@ -220,6 +249,10 @@ def test_what_the_rules_allow():
     RunConfig(model="resnet9", dataset="fashion_mnist")       # pooled features fit any size
     RunConfig(partition="noniid3", labeled_ratio=0.1)         # 10 clients at 55%, 90 at 5%
     RunConfig(batch_size=600)
+    RunConfig(resplit_train=1000, resplit_test=100)            # 10 test samples a class
+    RunConfig(partition="noniid1", classes_per_client=10)      # every class on every client
+    RunConfig(algorithm="fedmatch", momentum=0.0, fedmatch_helpers=19, clients=20)
+    RunConfig(clients=1, clients_per_round=1)                  # fedmatch_helpers=2 binds FedMatch only
 
 
 def test_every_algorithm_declares_where_it_reads_labels():

@@ -188,6 +188,16 @@ class FedMatch(Algorithm):
         "fedmatch_lambda_l2": "[0, inf)",
     }
 
+    @staticmethod
+    def _helpers(cfg, facts):
+        # helpers are other clients (nearest_clients never picks the client itself): H ≥ K leaves slots that can
+        # never hold a helper, and they are masked out, so the run is the run with H = K − 1 under another id
+        if issubclass(facts.algorithm, FedMatch) and cfg.fedmatch_helpers > cfg.clients - 1:
+            return (f"fedmatch_helpers={cfg.fedmatch_helpers}, clients={cfg.clients}: must be at most clients - 1 = "
+                    f"{cfg.clients - 1}; FedMatch's helpers are other clients")
+
+    checks = (_helpers,)
+
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
         self.param_names = [n for n, _ in ctx.model.named_parameters()]

@@ -100,10 +100,21 @@ def shape_of(name: str) -> Shape:
 
 # --- what RunConfig asks of the data sets (config.py); each rule returns None or the message -----
 
+# A resplit's test set holds at least this many samples per class (it is drawn class-stratified): at 10 a class, one
+# sample is 1 accuracy point on 10 classes, the coarsest step at which the papers' differences (a point or two)
+# can still be read; FedMix's resplits use 2000 (200 a class), this project's tests 100 to 500.
+MIN_TEST_PER_CLASS = 10
+
+
 def _resplit(cfg, facts):
     if (cfg.resplit_train > 0) != (cfg.resplit_test > 0):
         return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: "
                 "set both (a resplit) or neither (the official splits)")
+    least = MIN_TEST_PER_CLASS * facts.shape.num_classes
+    if 0 < cfg.resplit_test < least:
+        return (f"resplit_test={cfg.resplit_test}, dataset={cfg.dataset!r}: must be at least {least}, "
+                f"{MIN_TEST_PER_CLASS} test samples for each of its {facts.shape.num_classes} classes (below it one "
+                f"sample is over {100 / least:g} accuracy point; resplit_test=1 scores 0% or 100%)")
     pooled = facts.shape.num_train + facts.shape.num_test
     if cfg.resplit_train + cfg.resplit_test > pooled:
         return (f"resplit_train={cfg.resplit_train}, resplit_test={cfg.resplit_test}: draw "

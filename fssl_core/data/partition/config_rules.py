@@ -57,6 +57,14 @@ def _server_set(cfg, facts):
                 f"(one left per client)")
 
 
+def _classes_per_client(cfg, facts):
+    """Shards are cut from the label-sorted samples, so each holds (about) one class: a client given more
+    shards than the data set has classes is no longer "C'_k classes per client"."""
+    if "classes_per_client" in facts.uses and cfg.classes_per_client > facts.shape.num_classes:
+        return (f"classes_per_client={cfg.classes_per_client}, dataset={cfg.dataset!r}: must be at most "
+                f"{facts.shape.num_classes}, the classes {cfg.dataset} has")
+
+
 def _per_client_sizes(cfg, facts):
     """What each client's share must hold: its shards, min_client_size, its batch. The samples the
     clients share are the training set, less the server's labeled set at the server."""
@@ -97,5 +105,6 @@ def _noniid3_ratios(cfg, facts):
 
 
 def config_rules() -> tuple[dict, tuple]:
-    return dict(FIELD_RULES), (_fields_the_partition_ignores, _server_set, _per_client_sizes, _streaming,
+    return dict(FIELD_RULES), (_fields_the_partition_ignores, _server_set, _classes_per_client, _per_client_sizes,
+                               _streaming,
                                _noniid3_ratios)
