@@ -92,7 +92,10 @@ def plan_notebook(path: Path, parameters: dict[str, Any]) -> NotebookPlan:
         tags = cell.get("metadata", {}).get("tags", [])
         if cell.cell_type != "code" or not ({PARAMETERS_TAG, PLAN_TAG} & set(tags)):
             continue
-        exec(compile(cell.source, f"{path.name}[{'/'.join(tags)}]", "exec"), namespace)
+        try:
+            exec(compile(cell.source, f"{path.name}[{'/'.join(tags)}]", "exec"), namespace)
+        except ConfigError as err:     # a --param value the cells refuse, or a config they build: say which notebook
+            raise ConfigError(f"{path.name}: {err}") from None
         if PARAMETERS_TAG in tags:
             namespace.update(parameters)
         plan_cells += PLAN_TAG in tags

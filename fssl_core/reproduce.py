@@ -81,11 +81,20 @@ def parse_parameters(items: list[str]) -> dict[str, Any]:
 def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, Any]) -> None:
     """Each --param value has its parameter's type, read from the default in the notebook's parameters
     cell: a list where the default is a list or None (None means "the profile's scope" in every
-    notebook here), else the default's own type."""
+    notebook here, so null is taken only where the default is None: a notebook whose default is a list
+    iterates over it), with its elements of the type of the default's elements (`datasets=[["mnist"]]`
+    would reach the notebook's loops as an unhashable list); else the default's own type. A name a
+    notebook does not know is its own to refuse (papers' cells.py, a ConfigError)."""
     for name, value in parameters.items():
         default = ast.literal_eval(declared[name]["default"])
         if default is None or isinstance(default, list):
-            ok, wanted, example = value is None or isinstance(value, list), "a JSON list (or null)", f"{name}='[\"...\"]'"
+            kinds = {type(v) for v in default or ()}
+            kind = kinds.pop() if len(kinds) == 1 else None
+            ok = isinstance(value, list) or (value is None and default is None)
+            ok = ok and (kind is None or all(type(v) is kind or (kind is float and type(v) is int) for v in value or ()))
+            of = f" of {'strings' if kind is str else 'numbers' if kind in (int, float) else kind.__name__}" if kind else ""
+            wanted = f"a JSON list{of}" + (" (or null)" if default is None else "")
+            example = f"{name}='{json.dumps(default[:1])}'" if default else f"{name}='[\"...\"]'"
         elif isinstance(default, bool):
             ok, wanted, example = isinstance(value, bool), "true or false", f"{name}=true"
         elif isinstance(default, (int, float)):
@@ -94,8 +103,10 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
             wanted, example = f"a number like its default {default!r}", f"{name}={default!r}"
         else:
             ok, wanted, example = isinstance(value, type(default)), type(default).__name__, f"{name}={default}"
-        if not ok:
-            raise ConfigError(f"reproduce: --param {name}={value!r}: {notebook} expects {wanted}, e.g. --param {example}")
+        if not ok:     # the value as it was typed: JSON (null, not None), a string that is no JSON quoted
+            shown = repr(value) if isinstance(value, str) else json.dumps(value)
+            raise ConfigError(f"reproduce: --param {name}={shown}: {notebook} expects {wanted}, "
+                              f"e.g. --param {example}")
 
 
 def reproduce(profile: str | None = None, only: str | None = None, device: str = "cpu",

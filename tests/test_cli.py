@@ -139,6 +139,30 @@ def test_a_bad_input_to_run_is_one_line_and_exit_2(pairs, line, tmp_path, capsys
     assert list(tmp_path.iterdir()) == []          # nothing written
 
 
+TABLE7_VARIANTS = ("siamese=no, siamese=yes, alpha_max=0.9, alpha_max=0.99, alpha_max=0.999, alpha_max=0.9999, "
+                   "quantile_curve=linear, quantile_curve=rectangle")
+# (--only and --param, the one line on stderr): `reproduce --dry-run` refuses them while planning, nothing trained
+BAD_REPRODUCE_INPUTS = [
+    # fedsiam_table6 iterates over its datasets: null was a TypeError in cells.table6_columns
+    (["--only", "fedsiam_table6", "--param", "datasets=null"],
+     "reproduce: --param datasets=null: fedsiam_table6.ipynb expects a JSON list of strings, e.g. --param "
+     "datasets='[\"mnist\"]'"),
+    # the cells' ValueError, with a traceback
+    (["--only", "fedsiam_table7", "--param", 'variants=["nonexistent"]'],
+     f"fedsiam_table7.ipynb: variants: 'nonexistent' must be one of {TABLE7_VARIANTS}"),
+    # a TypeError (unhashable type: 'list') in the cells' membership test
+    (["--only", "fedsiam_table7", "--param", 'variants=[["siamese=yes"]]'],
+     f"fedsiam_table7.ipynb: variants: ['siamese=yes'] must be one of {TABLE7_VARIANTS}"),
+]
+
+
+@pytest.mark.parametrize("arguments, line", BAD_REPRODUCE_INPUTS)
+def test_a_bad_notebook_parameter_is_one_line_and_exit_2(arguments, line, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FSSL_RUNS", str(tmp_path))
+    assert cli.main(["reproduce", "--profile", "quick", "--dry-run", *arguments]) == 2
+    assert capsys.readouterr().err == f"error: {line}\n"
+
+
 def test_partition_needs_no_algorithm_and_a_split_the_data_refuse_is_an_error(tiny_data, capsys):
     assert cli.partition_config({"partition": "server_lda"}).algorithm in ("fedsiam_d", "fedmix")
     assert cli.partition_config({}).algorithm == "fedavg"

@@ -2,6 +2,7 @@
 unsaid, and refuses --param values of the wrong type or that leave a notebook nothing to do."""
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,7 +71,15 @@ def test_a_whole_rerun_keeps_the_measured_rows_it_does_not_bring_unless_told_to_
 def test_param_values_must_have_the_parameters_type():
     declared = {"datasets": {"default": "None"}, "methods": {"default": '["a"]'}, "samples": {"default": "2000"},
                 "dataset": {"default": '"fashion_mnist"'}}
-    check_parameter_types("nb.ipynb", declared, {"datasets": ["mnist"], "methods": None, "samples": 10, "dataset": "x"})
+    check_parameter_types("nb.ipynb", declared, {"datasets": ["mnist"], "methods": [], "samples": 10, "dataset": "x"})
+    check_parameter_types("nb.ipynb", declared, {"datasets": None, "methods": ["b", "c"]})
+    # issue 47: null where the default is a list, elements of another type: one line each, not a TypeError
+    with pytest.raises(ConfigError, match=re.escape("reproduce: --param methods=null: nb.ipynb expects a JSON list of "
+                                                    """strings, e.g. --param methods='["a"]'""")):
+        check_parameter_types("nb.ipynb", declared, {"methods": None})
+    with pytest.raises(ConfigError, match=r'^reproduce: --param methods=\[\["a"\]\]: nb.ipynb expects a JSON list of '
+                                          r'strings'):
+        check_parameter_types("nb.ipynb", declared, {"methods": [["a"]]})
     with pytest.raises(ConfigError, match=r"--param datasets='mnist': nb.ipynb expects a JSON list"):
         check_parameter_types("nb.ipynb", declared, {"datasets": "mnist"})
     with pytest.raises(ConfigError, match=r"--param samples=2.5: nb.ipynb expects a number like its default 2000"):

@@ -17,6 +17,7 @@ from typing import Callable
 
 import pandas as pd
 
+from ..config import ConfigError
 from ..paths import project_root
 from ..report import published_results, replace_readme_block, results_tables_markdown
 
@@ -29,6 +30,14 @@ PAPERS = {
     "fedanchor": "fssl_core.papers.fedanchor",
 }
 VALUES_GLOB = "values*.csv"
+
+
+def check_names(parameter: str, given, known) -> None:
+    """Each of a notebook parameter's `given` names is one of `known` (a --param value reaches the cells as
+    JSON: a list where a name was meant is refused by name too, not by a TypeError in a membership test)."""
+    for name in given:
+        if not isinstance(name, str) or name not in known:
+            raise ConfigError(f"{parameter}: {name!r} must be one of {', '.join(known)}")
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
 
 

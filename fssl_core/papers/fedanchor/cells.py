@@ -21,7 +21,7 @@ from ...config import RunConfig
 from ...models import build_model, count_parameters
 from ...profiles import Profile
 from ...report import COLUMNS, Cell
-from .. import printed_value, read_values
+from .. import check_names, printed_value, read_values
 
 PAPER = "fedanchor"
 FOLDER = Path(__file__).parent          # values.csv: the paper's printed numbers
@@ -191,9 +191,8 @@ def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anc
         settings = profile.scope(list(FMNIST_SETTINGS), list(FMNIST_SETTINGS), headline=HEADLINE_SETTINGS)
     seeds = SEEDS if seeds is None else seeds
     cells = []
+    check_names("settings", settings, FMNIST_SETTINGS)
     for setting in settings:
-        if setting not in FMNIST_SETTINGS:
-            raise ValueError(f"settings: {setting!r} must be one of {', '.join(FMNIST_SETTINGS)}")
         for n in anchors:
             for method in methods:
                 cfg = paper_config(method, device, dataset="fashion_mnist", model="resnet18",

@@ -30,7 +30,7 @@ from pathlib import Path
 from ...config import RunConfig
 from ...profiles import Profile
 from ...report import Cell
-from .. import printed_value
+from .. import check_names, printed_value
 
 FOLDER = Path(__file__).parent          # values_fedfreq.csv, values_fedloss.csv: the papers' printed numbers
 PAPER = "fedmix_fedloss"
@@ -169,9 +169,8 @@ def cifar_cells(table: str, paper: str, profile: Profile, device: str, methods, 
     accuracy; `changes_of(method, setting)` gives a cell's own departures as (setting name, changes)."""
     seeds = SEEDS if seeds is None else seeds
     cells = []
+    check_names("settings", settings, CIFAR_SETTINGS)
     for setting in settings:
-        if setting not in CIFAR_SETTINGS:
-            raise ValueError(f"settings: {setting!r} must be one of {', '.join(CIFAR_SETTINGS)}")
         for n in labeled:
             for method in methods:
                 for name, changes in (changes_of(method, setting) if changes_of else [(setting, {})]):

@@ -29,7 +29,7 @@ from pathlib import Path
 from ...config import RunConfig
 from ...profiles import Profile
 from ...report import Cell
-from .. import printed_value
+from .. import check_names, printed_value
 
 FOLDER = Path(__file__).parent          # values.csv: the paper's printed numbers
 
@@ -201,9 +201,7 @@ def table6_columns(profile: Profile, settings, datasets, labeled_ratios) -> list
         settings = _scope(profile, "table6_settings", TABLE6_SETTINGS)
     if labeled_ratios is None:
         labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
-    for setting in settings:
-        if setting not in TABLE6_SETTINGS:
-            raise ValueError(f"settings: {setting!r} must be one of {', '.join(TABLE6_SETTINGS)}")
+    check_names("settings", settings, TABLE6_SETTINGS)
     return [(gamma, setting, dataset) for gamma in labeled_ratios for setting in settings for dataset in datasets]
 
 
@@ -238,9 +236,7 @@ def table7_cells(profile: Profile, device: str, datasets=DATASETS, variants=None
     known = table7_variants("mnist")
     if variants is None:
         variants = _scope(profile, "table7_variants", known)
-    for name in variants:
-        if name not in known:
-            raise ValueError(f"variants: {name!r} must be one of {', '.join(known)}")
+    check_names("variants", variants, known)
     cells = []
     for dataset in datasets:
         for setting, (method, changes) in table7_variants(dataset).items():
