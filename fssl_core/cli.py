@@ -3,6 +3,12 @@
 `key=value` pairs are RunConfig fields (see fssl_core/config.py); bad keys or values exit with
 the message naming the key, the value and what is allowed (status 2), as do a data set that is not
 on this machine, device=cuda where there is no CUDA, and a split the data cannot give.
+
+Exit status: 0 done; 1 a reproduction's runs failed or a check did (gpu-check, fingerprint); 2 a refused
+input; 3 (`run`) a run that diverged or ended at chance; 4 an I/O failure: a file or directory that could not
+be written or read (a read-only or full disk, --runs or a run's directory that is a file), named with its
+cause; the files already there are left as they were, and the same command resumes once the cause is gone;
+130 interrupted.
 """
 from __future__ import annotations
 
@@ -31,6 +37,9 @@ def _pairs(items: list[str]) -> dict[str, str]:
 # `run`'s exit status for a run that finished but is no result: it diverged (a NaN or infinite loss) or
 # ended at chance (store/summary.py AT_CHANCE_FACTOR); a script tells them from a refused config (2).
 NOT_A_RESULT = 3
+# the exit status of an I/O failure (store.StoreIOError, or an OSError naming its file): one line with the path and
+# the cause, so that a script tells a full or read-only disk from a refused input (2) or a failed run (1, 3)
+IO_FAILURE = 4
 
 
 def cmd_run(args) -> int:
@@ -171,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run one configuration (or read it back from the run store); exit status 3 "
-                                     "when it diverged or ended at chance, 2 for a refused config")
+                                     "when it diverged or ended at chance, 2 for a refused config, 4 when the store "
+                                     "cannot be written (read-only, full, a file)")
     run.add_argument("pairs", nargs="*", metavar="key=value")
     run.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -245,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     from .data.datasets import DatasetUnavailable
     from .data.partition import PartitionError
     from .engine import DeviceUnavailable
+    from .store import StoreIOError
     try:
         status = args.func(args)
     except (ConfigError, PartitionError, DeviceUnavailable, DatasetUnavailable) as err:
@@ -252,4 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         # looked for, the lines after it which files to put there and how to get them
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except (StoreIOError, OSError) as err:
+        # the store names the path and the cause; an OSError from elsewhere (the data's files) names its file
+        named = isinstance(err, OSError) and err.filename and err.strerror
+        print(f"error: {f'{err.filename}: {err.strerror}' if named else err}", file=sys.stderr)
+        return IO_FAILURE
     return status or 0

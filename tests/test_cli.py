@@ -1,5 +1,7 @@
 """The command line: key=value parsing and `partition`'s table and JSON."""
+import errno
 import json
+import os
 
 import pytest
 import torch
@@ -238,3 +240,108 @@ def test_an_interrupted_run_says_how_to_resume_and_exits_130_without_a_traceback
     err = capsys.readouterr().err
     assert err.strip().startswith("[run] interrupted: fedavg mnist iid") and "Traceback" not in err
     assert err.rstrip().endswith("resumes from its last checkpoint when the same command is run again")
+
+
+# --- I/O failures: one line naming the path and the cause, exit status 4 (cli.IO_FAILURE), the store as it was ------
+
+# a run that needs no data files: synthetic CIFAR-10, 2 rounds of 3 clients (a few seconds on a CPU)
+TINY_RUN = ["dataset=synthetic_cifar10", "resplit_train=120", "resplit_test=100", "clients=6", "clients_per_round=3",
+            "rounds=2", "local_epochs=1", "batch_size=10", "eval_every=2"]
+
+
+def _refuse(error: int):
+    def refuse(path):
+        raise OSError(error, os.strerror(error), str(path))
+    return refuse
+
+
+def _read_only(monkeypatch, root):
+    """The disk under `root` refuses every new directory and every file opened for writing (EROFS), as a
+    read-only mount does; tests run as root, where chmod refuses nothing."""
+    mkdir, open_ = os.mkdir, os.open
+
+    def guarded_mkdir(path, *args, **kwargs):
+        if str(path).startswith(str(root)):
+            _refuse(errno.EROFS)(path)
+        return mkdir(path, *args, **kwargs)
+
+    def guarded_open(path, flags, *args, **kwargs):
+        if str(path).startswith(str(root)) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            _refuse(errno.EROFS)(path)
+        return open_(path, flags, *args, **kwargs)
+    monkeypatch.setattr(os, "mkdir", guarded_mkdir)
+    monkeypatch.setattr(os, "open", guarded_open)
+
+
+def _read_only_fresh(monkeypatch, root, run_dir):
+    _read_only(monkeypatch, root)
+    return f"{run_dir}: cannot create the run's directory: Read-only file system"
+
+
+def _read_only_unfinished(monkeypatch, root, run_dir):
+    from fssl_core.store import CONFIG, atomic_write_text
+    atomic_write_text(run_dir / CONFIG, "{}")     # an unfinished run: no result.json; the lock is refused first
+    _read_only(monkeypatch, root)
+    return f"{run_dir}/.lock: cannot open the lock file: Read-only file system"
+
+
+def _runs_is_a_file(monkeypatch, root, run_dir):
+    root.rmdir()
+    root.write_text("not a store")
+    return f"{root}: the run store is a file, not a directory"
+
+
+def _run_dir_is_a_file(monkeypatch, root, run_dir):
+    run_dir.write_text("not a run")
+    return f"{run_dir}: a file where run {run_dir.name}'s directory belongs; move it away"
+
+
+@pytest.mark.parametrize("setup", [_read_only_fresh, _read_only_unfinished, _runs_is_a_file, _run_dir_is_a_file])
+def test_a_store_that_cannot_be_written_is_one_line_and_exit_4(setup, tmp_path, monkeypatch, capsys):
+    root = tmp_path / "runs"
+    root.mkdir()
+    run_dir = root / RunConfig.from_strings(cli._pairs(TINY_RUN)).run_id
+    line = setup(monkeypatch, root, run_dir)
+    assert cli.main(["run", "--quiet", "--runs", str(root), *TINY_RUN]) == cli.IO_FAILURE == 4
+    assert capsys.readouterr().err == f"error: {line}\n"
+
+
+def test_a_full_disk_names_the_file_and_leaves_the_store_to_resume(tmp_path, monkeypatch, capsys):
+    """torch.save on a full disk raised RuntimeError('unexpected pos ...') while handling the write's ENOSPC, a
+    traceback naming no file. Round 2's checkpoint fails here: round 1's stays, and the same command resumes."""
+    from fssl_core.store import CHECKPOINT, RESULT, RunStore
+    from fssl_core.store.integrity import read_checkpoint
+    save, saved = torch.save, []
+
+    def full_at_round_2(obj, f):
+        if obj["round"] == 2:
+            f.write(b"part of a checkpoint")
+            try:        # as the file object's write raises it: no file named
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            except OSError:
+                raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 25344 vs 25248")
+        saved.append(obj["round"])
+        return save(obj, f)
+    monkeypatch.setattr(torch, "save", full_at_round_2)
+    cfg = RunConfig.from_strings(cli._pairs(TINY_RUN))
+    run_dir = RunStore(tmp_path).dir(cfg)
+    assert cli.main(["run", "--quiet", "--runs", str(tmp_path), *TINY_RUN]) == 4
+    assert capsys.readouterr().err == f"error: {run_dir / CHECKPOINT}: cannot write: No space left on device\n"
+    assert saved == [0, 1] and {p.name for p in run_dir.iterdir()} == {
+        ".lock", "config.json", "env.json", "metrics.jsonl", CHECKPOINT}      # no temporary file, no result
+    assert read_checkpoint(run_dir / CHECKPOINT, cfg, "cpu")["round"] == 1
+    monkeypatch.setattr(torch, "save", save)       # space again: the same command resumes after round 1
+    assert cli.main(["run", "--quiet", "--runs", str(tmp_path), *TINY_RUN]) in (0, 3)
+    assert (run_dir / RESULT).exists() and RunStore(tmp_path).load(cfg).summary["rounds"] == 2
+
+
+def test_an_empty_runs_is_refused_and_writes_nothing_in_the_working_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "--quiet", "--runs", "", *TINY_RUN]) == 2
+    assert capsys.readouterr().err == ("error: run store root '': empty; give a directory (--runs DIR), or none for "
+                                       "$FSSL_RUNS or ./runs\n")
+    monkeypatch.setenv("FSSL_RUNS", "")
+    assert cli.main(["run", "--quiet", *TINY_RUN]) == 2
+    assert capsys.readouterr().err == "error: $FSSL_RUNS='': empty; set it to a directory, or unset it for ./runs\n"
+    assert cli.main(["records", "--runs", ""]) == 2
+    assert list(tmp_path.iterdir()) == []

@@ -9,7 +9,8 @@
     runs/<run_id>/damaged-<time>/ files that failed their checks, moved aside (never deleted)
 
 Every file is written atomically and durably (files.py), so an interrupted run leaves either the
-previous or the new version, never half of one. A finished run is read back, not retrained; an
+previous or the new version, never half of one. A write the disk refuses (read-only, full, a file where
+a directory belongs) raises `StoreIOError` naming the path and the cause, the files as they were. A finished run is read back, not retrained; an
 unfinished one resumes from its checkpoint and, as every random draw is derived from (seed, round,
 party), ends with the same metrics as a run that was never interrupted (run_store.py).
 
@@ -31,13 +32,13 @@ A finished run's status, "ok", "diverged" or "at-chance", is set in its summary 
 The store trains a run in the calling process and knows nothing of executors: which processes or
 machines call `execute`, and how many at once, is the business of fssl_core/executors/.
 """
-from .files import (CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, atomic_torch_save,
+from .files import (CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, StoreIOError, atomic_torch_save,
                     atomic_write_bytes, atomic_write_text, exclusive, run_lock)
 from .integrity import save_checkpoint, write_result, write_rows
 from .run_store import RunResult, RunStore, record_files
 from .summary import AT_CHANCE, AT_CHANCE_FACTOR, DIVERGED, MEASURED, OK, describe, summarize
 
 __all__ = ["AT_CHANCE", "AT_CHANCE_FACTOR", "CHECKPOINT", "CONFIG", "DIVERGED", "Damage", "DamagedRun", "ENV",
-           "MEASURED", "METRICS", "OK", "RESULT", "RunResult", "RunStore", "atomic_torch_save", "atomic_write_bytes",
+           "MEASURED", "METRICS", "OK", "RESULT", "RunResult", "RunStore", "StoreIOError", "atomic_torch_save", "atomic_write_bytes",
            "atomic_write_text", "describe", "exclusive", "record_files", "run_lock", "save_checkpoint", "summarize",
            "write_result", "write_rows"]

@@ -35,6 +35,32 @@ class DamagedRun(UserWarning):
     """The category of the store's warnings about damaged or foreign run files."""
 
 
+class StoreIOError(Exception):
+    """A run store's directory or file could not be made or written: a read-only or full disk, a path that is
+    a file. The message names the path and the cause; the files already there are left as they were (a failed
+    write removes its temporary file), so the same command resumes once the cause is gone."""
+
+
+def io_cause(err: BaseException) -> OSError | None:
+    """The OSError behind `err`: itself, or the one it was raised while handling. torch.save's writer turns
+    a full disk into RuntimeError("unexpected pos ...") raised while handling the OSError (ENOSPC) of the file
+    object's write, which names no file."""
+    for _ in range(8):                # a chain is short; a bound against a cycle
+        if err is None or isinstance(err, OSError):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def _store_io_error(path: Path, doing: str, err: BaseException) -> StoreIOError | None:
+    """StoreIOError(`path`: cannot `doing`: the cause) where an OSError is behind `err`, else None."""
+    cause = io_cause(err)
+    if cause is None:
+        return None
+    where = f" ({cause.filename})" if cause.filename and Path(cause.filename) != path else ""
+    return StoreIOError(f"{path}: cannot {doing}: {cause.strerror or cause}{where}")
+
+
 # --- durable writes ------------------------------------------------------------------------------
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     _atomic_write(path, lambda f: f.write(data))
@@ -51,20 +77,26 @@ def atomic_torch_save(path: Path, obj: Any) -> None:
 def _atomic_write(path: Path, write: Callable[[Any], Any]) -> None:
     """Write through a uniquely named temporary file beside `path`, fsync it, rename it over `path`,
     fsync the directory: after a crash `path` is the old or the new file, and the new one is on disk
-    once this returns. A killed write leaves a `.<name>.<random>.tmp` (removed under the run's lock)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    once this returns. A killed write leaves a `.<name>.<random>.tmp` (removed under the run's lock).
+    A write the disk refuses (read-only, full) raises StoreIOError naming `path`, `path` as it was."""
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)     # mkstemp makes files private; results are meant to be shared
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+        fsync_dir(path.parent)
+    except BaseException as err:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        refused = _store_io_error(path, "write", err)
+        if refused is None:
+            raise
+        raise refused from err
 
 
 def fsync_dir(path: Path) -> None:
@@ -162,9 +194,16 @@ def read_rows(path: Path) -> list[dict]:
 def run_lock(run_dir: Path) -> Iterator[None]:
     """Hold runs/<id>/.lock exclusively: only the holder checks, repairs or trains the run. Taking
     it removes the temporary files of killed writes (`remove_orphans`)."""
+    if run_dir.parent.exists() and not run_dir.parent.is_dir():
+        raise StoreIOError(f"{run_dir.parent}: the run store is a file, not a directory")
+    if run_dir.exists() and not run_dir.is_dir():
+        raise StoreIOError(f"{run_dir}: a file where run {run_dir.name}'s directory belongs; move it away")
     if not run_dir.exists():
-        run_dir.mkdir(parents=True, exist_ok=True)
-        fsync_dir(run_dir.parent)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            fsync_dir(run_dir.parent)
+        except OSError as err:
+            raise _store_io_error(run_dir, "create the run's directory", err) from err
     with exclusive(run_dir / LOCK, waiting=f"{run_dir}: {{holder}} is running this run; waiting for it to finish"):
         remove_orphans(run_dir)
         yield
@@ -179,8 +218,11 @@ def exclusive(lock_file: Path, waiting: str = "{holder} holds {lock}; waiting fo
     a second process waits as long as the first is alive. It works across hosts on NFS (Linux maps
     flock onto NFS byte-range locks). The holder's pid and host are written into the file, for the
     `waiting` message only."""
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        lock_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)    # O_RDWR: a read-only store refuses it
+    except OSError as err:
+        raise _store_io_error(lock_file, "open the lock file", err) from err
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

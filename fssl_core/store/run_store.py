@@ -22,8 +22,8 @@ from .. import precision
 from ..config import ConfigError, RunConfig
 from ..paths import runs_dir
 from ..training import Diverged
-from .files import CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, atomic_write_text, move_aside, \
-    read_json, read_rows, run_lock
+from .files import CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, StoreIOError, atomic_write_text, \
+    move_aside, read_json, read_rows, run_lock
 from .integrity import (canonical_json, check_config, prove_finished, read_checkpoint, save_checkpoint, write_result,
                         write_rows)
 from .summary import DIVERGED, OK, describe
@@ -49,6 +49,13 @@ class RunResult:
 
 class RunStore:
     def __init__(self, root: Path | str | None = None):
+        # Path("") is ".": an empty --runs or $FSSL_RUNS (an unset variable in a script) would fill the working
+        # directory (a kernel's is notebooks/)
+        if root is not None and not str(root).strip():
+            raise ConfigError(f"run store root {str(root)!r}: empty; give a directory (--runs DIR), or none for "
+                              "$FSSL_RUNS or ./runs")
+        if root is None and os.environ.get("FSSL_RUNS") == "":
+            raise ConfigError("$FSSL_RUNS='': empty; set it to a directory, or unset it for ./runs")
         self.root = Path(root) if root is not None else runs_dir()
 
     def dir(self, cfg: RunConfig) -> Path:
@@ -82,6 +89,8 @@ class RunStore:
     def finished(self, **match: Any) -> list[RunResult]:
         """Every finished run in the store whose config has the given field values; a run whose files
         do not prove it is named in a DamagedRun warning and left out."""
+        if self.root.exists() and not self.root.is_dir():     # else it would list nothing, unsaid
+            raise StoreIOError(f"{self.root}: the run store is a file, not a directory")
         out = []
         for result_file in sorted(self.root.glob(f"*/{RESULT}")):
             d = result_file.parent
