@@ -17,6 +17,8 @@ and figures as they were. Once it completes, `publish` moves its files into plac
   outside a `--param` narrowing still stay: that run never looked at them).
 Either way the measured rows kept against the new file, or dropped, are named (or, outside a narrowing,
 counted) on the console before anything is written (`say`).
+And a published row stays checkable: `unproven_published_runs` names the run ids the results CSVs cite
+that the run store cannot prove finished.
 """
 from __future__ import annotations
 
@@ -27,9 +29,9 @@ from typing import Callable
 
 import pandas as pd
 
-from .paths import project_root
+from .paths import project_root, results_dir
 from .report import COLUMNS, KEY, read_results
-from .store import atomic_write_text
+from .store import RunStore, atomic_write_text
 
 STAGING_ENV = "FSSL_OUTPUT_STAGING"
 ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
@@ -121,3 +123,20 @@ def _in_order(old: pd.DataFrame, new: pd.DataFrame, taken: set[tuple]) -> pd.Dat
     positions = [at[k] if k in taken else i for i, k in enumerate(old_keys)]
     positions += [at[k] for k in new_keys if k not in known]
     return pd.concat([old, new], ignore_index=True).iloc[positions].reset_index(drop=True)
+
+
+def unproven_published_runs(folder: Path | None = None, store: RunStore | None = None) -> dict[str, list[str]]:
+    """Per results CSV in `folder` (results/), the run ids its rows name that `store` cannot prove finished
+    (no record, or records that disagree with each other: runs.RunStore.load): a published number must
+    stay checkable from the committed records it was computed from. Rows naming no runs (derived rows,
+    rows published before run_ids existed) are not checked."""
+    folder = Path(folder) if folder is not None else results_dir("quick")
+    proven = {r.config.run_id for r in (store or RunStore()).finished()}
+    missing = {}
+    for path in sorted(folder.glob("*.csv")):
+        if path.name == "report.csv":
+            continue
+        named = {run_id for ids in read_results(path).run_ids for run_id in str(ids).split()}
+        if named - proven:
+            missing[path.name] = sorted(named - proven)
+    return missing

@@ -173,9 +173,9 @@ WITHIN_POINTS = 1.5          # a cell is "within" when its reproduced value is t
 KEY = ["paper", "table", "setting", "labeled", "dataset", "method", "metric"]
 
 
-# Paper -> a function of its published rows giving its cells beyond WITHIN_POINTS, each with a boolean
-# `cause_measured` and the KEY columns but `paper` (e.g. papers.fedsiam.explain_published); the papers'
-# registry gathers them (papers.far_cell_causes) and summary counts them.
+# Paper -> a function of its published rows giving its cells beyond WITHIN_POINTS (KEY columns but `paper`), each
+# with a boolean `cause_measured` (a cause under the paper's one pre-registered reading) and optionally
+# `exploratory_near` (another reading lands near: never a cause), e.g. papers.fedsiam.explain_published.
 FarCellCauses = Mapping[str, Callable[[pd.DataFrame], pd.DataFrame]]
 
 
@@ -213,23 +213,6 @@ def read_results(path) -> pd.DataFrame:
     for column in NUMERIC:
         frame[column] = pd.to_numeric(frame[column].replace("", np.nan), errors="coerce")
     return frame
-
-
-def unproven_published_runs(folder: Path | None = None, store: RunStore | None = None) -> dict[str, list[str]]:
-    """Per results CSV in `folder` (results/), the run ids its rows name that `store` cannot prove finished
-    (no record, or records that disagree with each other: runs.RunStore.load): a published number must
-    stay checkable from the committed records it was computed from. Rows naming no runs (derived rows,
-    rows published before run_ids existed) are not checked."""
-    folder = Path(folder) if folder is not None else results_dir("quick")
-    proven = {r.config.run_id for r in (store or RunStore()).finished()}
-    missing = {}
-    for path in sorted(folder.glob("*.csv")):
-        if path.name == "report.csv":
-            continue
-        named = {run_id for ids in read_results(path).run_ids for run_id in str(ids).split()}
-        if named - proven:
-            missing[path.name] = sorted(named - proven)
-    return missing
 
 
 def best_protocol(frame: pd.DataFrame) -> pd.DataFrame:
@@ -307,7 +290,8 @@ def claims_counted(verdicts: pd.Series) -> str:
 def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
             claim_comparisons: ClaimComparisons | None = None) -> pd.DataFrame:
     """Per paper: the cells with a printed value, how many were measured at the paper's protocol or a
-    reduced one, how many land within WITHIN_POINTS, of those beyond it how many have a measured cause
+    reduced one, how many land within WITHIN_POINTS, of those beyond it how many have a cause under the
+    paper's pre-registered rule and, apart, how many of the others only an exploratory reading brings near
     (`far_cell_causes`; "—" for a paper without), how many wait for data, and the claims' verdicts
     (claim_verdicts with `claim_comparisons`; claims_counted)."""
     cells = best_protocol(frame[~is_claim(frame) & frame.paper_value.notna()])
@@ -316,12 +300,14 @@ def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
     for paper in sorted(frame.paper.unique()):
         mine, done = cells[cells.paper == paper], measured[measured.paper == paper]
         verdicts = claim_verdicts(frame[frame.paper == paper], claim_comparisons).verdict
+        caused, exploratory = _far_cells_with_cause(paper, frame, done, far_cell_causes or {})
         rows.append({"paper": paper, "cells": len(mine),
                      "at paper protocol": int((done.profile == "paper").sum()),
                      "reduced only": int((done.profile != "paper").sum()),
                      f"within {WITHIN_POINTS:g} points": int(((done.reproduced_value - done.paper_value).abs()
                                                                <= WITHIN_POINTS).sum()),
-                     "beyond it, cause measured": _far_cells_with_cause(paper, frame, done, far_cell_causes or {}),
+                     "beyond it, pre-registered cause": caused,
+                     "beyond it, exploratory only": exploratory,
                      "needs data": int((mine.status == NEEDS_DATA).sum()),
                      # a value with no run behind it: worked out from the paper's setting (FedAnchor's
                      # communication overhead), so the columns add up to the cells
@@ -330,16 +316,19 @@ def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
     return pd.DataFrame(rows)
 
 
-def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, far_cell_causes: FarCellCauses) -> str:
-    """'k of n': of the paper's n measured cells beyond WITHIN_POINTS, the k its notebooks measured a
-    cause for (`far_cell_causes[paper]`); '—' for a paper whose notebooks measure none."""
-    if paper not in far_cell_causes:
-        return "—"
-    far = done[(done.reproduced_value - done.paper_value).abs() > WITHIN_POINTS]
-    causes = far_cell_causes[paper](frame[frame.paper == paper])
+def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, far: FarCellCauses) -> tuple[str, str]:
+    """('k of n', 'e'): of the paper's n measured cells beyond WITHIN_POINTS, the k with a cause under its
+    pre-registered rule, and the e others only an exploratory reading brings near (not a cause: what a later
+    pre-registration may test), as `far[paper]` marks them; '—' for a paper whose notebooks measure none."""
+    if paper not in far:
+        return "—", "—"
+    causes = far[paper](frame[frame.paper == paper])
+    cells = done[(done.reproduced_value - done.paper_value).abs() > WITHIN_POINTS]
+    caused = causes.cause_measured.astype(bool)
+    near = causes.exploratory_near.astype(bool) & ~caused if "exploratory_near" in causes else caused & False
     key = [k for k in KEY if k != "paper"]
-    explained = far.merge(causes.loc[causes.cause_measured.astype(bool), key].drop_duplicates(), on=key)
-    return f"{len(explained)} of {len(far)}"
+    count = lambda rows: len(cells.merge(causes.loc[rows, key].drop_duplicates(), on=key))
+    return f"{count(caused)} of {len(cells)}", str(count(near))
 
 
 def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
@@ -348,10 +337,14 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
     claims = claim_verdicts(frame, claim_comparisons)
     out = io.StringIO()
     out.write("Cells are the paper's printed values; each is counted at its best protocol measured (the paper's, "
-              f"else a reduced one). `within {WITHIN_POINTS:g} points` counts measured cells only; `beyond it, cause "
-              "measured`: of the measured cells farther from the paper, those whose notebook measured what brings them "
-              "within it (the seeds' spread, test selection, a computation of the authors'; `measured_cause` in the "
-              "notebook).\n\n")
+              f"else a reduced one). `within {WITHIN_POINTS:g} points` counts measured cells only; `beyond it, "
+              "pre-registered cause`: of the measured cells farther from the paper, those its paper's one cause reading, "
+              "named in code before any number was read (`PRE_REGISTERED` in its causes.py), brings within it, or, where "
+              f"its rule admits it, whose distance our seeds' spread covers (from {MIN_SEEDS} seeds, the paper inside the "
+              "95% Welch interval of our mean); `beyond it, exploratory only`: of the rest, those only another reading "
+              "(ours test-selected, part of the authors' computation, ...) brings within it: exploratory, not a cause. "
+              "Reruns of the authors' own code say where a printed value comes from, not why ours differs: provenance, "
+              "not a cause (`measured_cause`, `provenance` in the notebook).\n\n")
     out.write(_markdown_table(table))
     if len(claims):
         out.write("\nClaims: ours against the paper's statement, each tested on the cells it compares by one function "

@@ -328,11 +328,14 @@ comparison_table(authors_code)
 # Each with the likely reasons that hold for it (`fedsiam.DELTA_REASONS`, found by reading the
 # authors' code and by our own runs), where the cell was also run at the paper's protocol above,
 # its value there (`at_paper_protocol`), the authors'-computation rows above at its coordinates, and
-# `measured_cause`: what measurably brings the cell within 1.5 points of the paper (our seeds'
-# spread, ours test-selected, the paper's protocol, one of the authors' computations, or the authors'
-# code itself, test-selected as the paper is); where the authors' code, rerun, lands beyond its own spread
-# from the paper while one of our readings of their computation lands within 1.5 points of their code, that
-# their code does not compute the printed value; else "none measured" with the closest measured value:
+# `measured_cause` under the rule named before any number was read (`fedsiam.PRE_REGISTERED`): the one
+# reading that may explain the cell is the authors' whole computation as their paper reports it,
+# test-selected (`pre-registered reading`, its table in `pre-registered source`; `fedsiam.cause_reading`),
+# landing within 1.5 points of the paper, or our seeds' spread from three seeds (the paper inside the 95%
+# Welch interval of our mean). The authors' code itself, rerun, is `provenance`: whether their code
+# computes the printed value, not why ours differs. Every other reading (ours test-selected, the paper's
+# protocol, a part of the authors' computation, any last round) is a column prefixed `exploratory: `, those
+# within 1.5 points listed in `exploratory within`: shown, never counted as a cause:
 # - **Profile.** `quick` runs one local epoch instead of five and one seed instead of three
 #   (rows say `reduced`); the methods that learn from labels only (FedAvg, FedAvg+, FedSem's first
 #   phase) lose most by it. The headline section above runs the paper's five epochs.

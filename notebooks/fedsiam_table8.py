@@ -87,7 +87,8 @@ claim_verdicts(pd.concat([results, claims], ignore_index=True), fedsiam.CLAIM_CO
 # - **The authors' computation.** Their MNIST network (dropout), unaugmented inputs and EMA on epochs
 #   (`fedsiam.AUTHORS_SIAMESE`, Table 5's `at_authors_siamese`), run for the cells that sat far above
 #   the paper at its protocol (`at_authors_siamese`, last round and test-selected; table
-#   `table8_authors_siamese`).
+#   `table8_authors_siamese`). Test-selected, it is the one pre-registered reading (`fedsiam.PRE_REGISTERED`,
+#   `measured_cause`); every other reading is an `exploratory: ` column, never a cause.
 
 # %%
 fedsiam.explain_large_deltas(results, measured=fedsiam.measured_beside(authors_results, "table8"))

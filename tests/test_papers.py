@@ -41,7 +41,7 @@ def test_a_registered_folder_brings_its_values_and_names_to_the_report(tmp_path,
             for m, ours in (("toy_method", 91.0), ("fedavg", 85.0))]
     counted = summary(pd.DataFrame(rows, columns=COLUMNS), papers.far_cell_causes()).set_index("paper").loc["toy"]
     assert (counted["cells"], counted["at paper protocol"], counted["within 1.5 points"]) == (2, 2, 1)
-    assert counted["beyond it, cause measured"] == "—"          # the toy declares no FAR_CELL_CAUSES
+    assert counted["beyond it, pre-registered cause"] == "—"    # the toy declares no FAR_CELL_CAUSES
 
 
 def test_two_papers_naming_one_method_two_ways_is_refused(tmp_path, monkeypatch):

@@ -174,52 +174,89 @@ def test_large_deltas_show_ours_selected_as_the_paper_selects():
                            "profile": "quick", "device": "cpu", "status": "reduced"} for m, metric, p, r in rows])
     table = fedsiam.explain_large_deltas(frame)
     assert table.method.tolist() == ["fedavg", "fedsiam_pi"]
-    assert table.test_selected.iloc[0] == 92.10 and pd.isna(table.test_selected.iloc[1])
+    shown = table["exploratory: test_selected"]
+    assert shown.iloc[0] == 92.10 and pd.isna(shown.iloc[1])
 
 
-def test_large_deltas_name_the_measured_cause_that_brings_each_cell_within_1_5_points():
+def test_a_far_cell_is_explained_only_by_its_pre_registered_reading_or_its_seeds_spread():
     import pandas as pd
 
-    def frame(rows, profile="paper"):
-        return pd.DataFrame([{"setting": "iid", "labeled": "0.10", "dataset": "mnist", "method": m, "metric": metric,
+    def frame(rows, profile="paper", setting="iid"):
+        return pd.DataFrame([{"setting": setting, "labeled": "0.10", "dataset": "mnist", "method": m, "metric": metric,
                               "paper_value": p, "reproduced_value": r, "reproduced_std": sd, "n_runs": n,
                               "profile": profile, "device": "cpu", "status": "reduced"}
                              for m, metric, p, r, sd, n in rows])
     nan = float("nan")
-    results = frame([("fedavg", "accuracy", 95.13, 97.43, nan, 1),          # the authors' optimiser explains it
-                     ("fedsem", "accuracy", 96.05, 98.51, 1.5, 3),          # 2.46 ≤ 2 × 1.5: seed spread
-                     ("fedsem", "accuracy_test_selected", nan, 98.6, nan, 3),
-                     ("fedsiam_pi", "accuracy", 95.35, 92.0, nan, 1),        # test-selected lifts it to 94.0
+    results = frame([("fedavg", "accuracy", 95.13, 97.43, nan, 1),          # their whole computation: +1.22
+                     ("fedavg_plus", "accuracy", 95.13, 97.43, nan, 1),     # no whole computation of theirs named
+                     ("fedsem", "accuracy", 96.05, 98.51, 1.5, 3),          # seed spread, 3 seeds
+                     ("fedfixmatch", "accuracy", 96.05, 98.51, 1.5, 2),     # the same spread over 2 seeds: untested
+                     ("fedsiam_pi", "accuracy", 95.35, 92.0, nan, 1),        # only ours test-selected lands near
                      ("fedsiam_pi", "accuracy_test_selected", nan, 94.0, nan, 1),
-                     ("fedsiam_mt", "accuracy", 94.36, 98.16, nan, 1),       # nothing measured comes close
-                     ("fedsiam_mt", "accuracy_test_selected", nan, 98.2, nan, 1),
+                     ("fedsiam_mt", "accuracy", 94.36, 98.16, nan, 1),       # their code lands near, the reading not
                      ("fedsiam_d", "accuracy", 97.01, 98.37, nan, 1)])      # 1.36: not a large delta
-    authors = frame([("fedavg", "accuracy", 95.13, 96.35, nan, 1), ("fedsiam_mt", "accuracy", 94.36, 97.0, nan, 1)])
-    table = fedsiam.explain_large_deltas(results, measured={"at_authors_optimiser": authors}).set_index("method")
-    assert table.index.tolist() == ["fedavg", "fedsem", "fedsiam_pi", "fedsiam_mt"]
-    assert table.measured_cause["fedavg"] == "at_authors_optimiser 96.35 (+1.22 from the paper)"
-    assert table.measured_cause["fedsem"].startswith("seed spread")
-    assert table.measured_cause["fedsiam_pi"] == "test_selected 94.00 (-1.35 from the paper)"
-    assert table.measured_cause["fedsiam_mt"] == "none measured; closest: at_authors_optimiser 97.00 (+2.64 from the paper)"
+    theirs = lambda rows: frame([(m, "accuracy", p, v, nan, 1) for m, p, v in rows])
+    measured = {"at_authors_optimiser": theirs([("fedavg_plus", 95.13, 96.0), ("fedsiam_mt", 94.36, 95.0)]),
+                "at_authors_network_test_selected": theirs([("fedavg", 95.13, 96.35)]),
+                "at_authors_siamese_test_selected": theirs([("fedsiam_mt", 94.36, 97.0)]),
+                "at_authors_code": theirs([("fedsiam_mt", 94.36, 94.5)])}
+    table = fedsiam.explain_large_deltas(results, measured=measured).set_index("method")
+    assert table.index.tolist() == ["fedavg", "fedavg_plus", "fedsem", "fedfixmatch", "fedsiam_pi", "fedsiam_mt"]
+    cause = table.measured_cause
+    assert cause["fedavg"] == (f"{fedsiam.PRE_REGISTERED}: at_authors_network_test_selected 96.35 "
+                               "(+1.22 from the paper)")
+    assert table["pre-registered reading"]["fedavg"] == 96.35
+    # the authors' optimiser lands 0.87 from the paper, but it is only part of their computation: exploratory
+    assert cause["fedavg_plus"] == "none measured; no pre-registered reading for fedavg_plus"
+    assert table["exploratory: at_authors_optimiser"]["fedavg_plus"] == 96.0
+    assert table["exploratory within"]["fedavg_plus"] == "exploratory, not a cause: at_authors_optimiser 96.00 (+0.87)"
+    # d = 2.46, se = 1.5 / √3 = 0.866, t(0.975, 2) = 4.303: [−1.27, 6.19] holds 0; at 2 seeds no test
+    assert cause["fedsem"] == ("seed spread: the paper inside the 95% interval of our 3 seeds "
+                               "(ours − paper in [-1.27, 6.19])")
+    assert cause["fedfixmatch"] == "none measured; at_authors_network_test_selected not run here"
+    # ours test-selected lands 1.35 from the paper: shown, labelled exploratory, not counted
+    assert cause["fedsiam_pi"] == "none measured; at_authors_siamese_test_selected not run here"
+    assert table["exploratory: test_selected"]["fedsiam_pi"] == 94.0
+    assert table["exploratory within"]["fedsiam_pi"] == "exploratory, not a cause: test_selected 94.00 (-1.35)"
+    # their code computes the printed value (+0.14): provenance in its own column, never the cause
+    assert cause["fedsiam_mt"] == "none measured; at_authors_siamese_test_selected 97.00 (+2.64 from the paper)"
+    assert table["authors' code"]["fedsiam_mt"] == 94.5
+    assert table.provenance["fedsiam_mt"] == "their code computes the printed value: 94.50 over 1 run (+0.14)"
+    assert "exploratory: at_authors_code" not in table.columns and "at_authors_code" not in table.columns
+    assert table["exploratory within"]["fedsiam_mt"] == "exploratory, not a cause: at_authors_optimiser 95.00 (+0.64)"
+    # a reading is exploratory only where it is not the cell's pre-registered one
+    assert pd.isna(table["exploratory: at_authors_network_test_selected"]["fedavg"])
     assert fedsiam.explain_large_deltas(results[results.method == "fedsiam_d"]).empty
-    # a candidate measured over several runs: its spread may cover the paper where its mean does not
-    reruns = frame([("fedsiam_mt", "accuracy", 94.36, 92.5, 1.2, 2)])     # −1.86 ≤ 2 × 1.2
-    table = fedsiam.explain_large_deltas(results, measured={"at_authors_optimiser": authors,
-                                                            "at_authors_code": reruns}).set_index("method")
-    assert table.measured_cause["fedsiam_mt"] == ("at_authors_code 92.50 ± 1.20 over 2 runs: the paper within 2 std "
-                                                  "(-1.86 from it)")
-    assert "at_authors_code std" not in table.columns                  # the spread decides, it is not shown
-    # the authors' code, rerun, lands beyond its spread from the paper, and our reading of their computation
-    # lands on their code: the paper's value is not what their code computes
-    def with_code(value, std, runs):
-        code = frame([("fedsiam_mt", "accuracy", 94.36, value, std, runs)])
-        return fedsiam.explain_large_deltas(results, measured={"at_authors_optimiser": authors, "at_authors_code": code}
-                                            ).set_index("method").measured_cause["fedsiam_mt"]
-    assert with_code(98.2, 0.2, 2) == (
-        "the authors' code itself does not compute it: at_authors_code 98.20 ± 0.20 over 2 runs (+3.84 from the "
-        "paper, beyond 2 std); at_authors_optimiser 97.00 lands -1.20 from their code")
-    assert with_code(98.2, float("nan"), 1).startswith("none measured")   # one run of theirs: no spread known
-    assert with_code(98.6, 0.2, 2).startswith("none measured")            # no reading of theirs within 1.5 of it
+
+
+def test_table6s_pre_registered_reading_is_the_authors_server_alone_test_selected():
+    import pandas as pd
+    nan = float("nan")
+    row = lambda m, metric, p, v: {"setting": "server_iid", "labeled": "0.01", "dataset": "mnist", "method": m,
+                                   "metric": metric, "paper_value": p, "reproduced_value": v, "reproduced_std": nan,
+                                   "n_runs": 1, "profile": "paper", "device": "cpu", "status": "reduced"}
+    results = pd.DataFrame([row("fedmatch", "accuracy", 90.0, 94.0), row("fedsiam_pi", "accuracy", 92.0, 95.0)])
+    alone = pd.DataFrame([row(m, metric, nan, v) for m in ("fedmatch", "fedsiam_pi")
+                          for metric, v in (("accuracy", 91.9), ("accuracy_test_selected", 89.6))])
+    frame = pd.concat([results.assign(paper="fedsiam", table="table6"),
+                       alone.assign(paper="fedsiam", table="table6_server_alone")], ignore_index=True)
+    assert list(fedsiam.measured_beside(frame, "table6")) == ["server_alone", "server_alone_test_selected"]
+    table = fedsiam.explain_published(frame).set_index("method")
+    # test-selected 89.6 lands −0.40 from FedMatch's 90.0: explained; −2.40 from FedSiam-Π's 92.0: not, though
+    # the same run at its last round (91.9, −0.10) lands near: that reading is not the one named
+    assert table.cause_measured.to_dict() == {"fedmatch": True, "fedsiam_pi": False}
+    assert table.exploratory_near.to_dict() == {"fedmatch": False, "fedsiam_pi": True}    # 91.9 is +1.9 from 90.0
+    assert table.measured_cause["fedsiam_pi"] == "none measured; server_alone_test_selected 89.60 (-2.40 from the paper)"
+    assert table["exploratory within"]["fedsiam_pi"] == "exploratory, not a cause: server_alone 91.90 (-0.10)"
+
+
+def test_the_authors_code_computing_the_printed_value_is_provenance_from_three_runs_by_the_t_interval():
+    nan = float("nan")
+    row = {"paper_value": 94.0, "at_authors_code": 96.0, "at_authors_code std": 1.0, "at_authors_code n": 3}
+    # d = 2.0, se = 1/√3 = 0.577, t(0.975, 2) = 4.303: [−0.48, 4.48] holds 0
+    assert fedsiam.provenance(row) == "their code computes the printed value: 96.00 over 3 runs (+2.00)"
+    assert fedsiam.provenance({**row, "at_authors_code n": 2}).startswith("their code does not compute")
+    assert fedsiam.provenance({**row, "at_authors_code": nan}) == ""
 
 
 def test_alpha_counts_a_clients_steps_so_table7s_alpha_max_rows_differ_at_the_paper_protocol(tmp_path):
@@ -279,9 +316,10 @@ def test_large_deltas_show_the_same_cell_measured_at_the_paper_protocol():
                    ("iid", "fedsiam_d", 97.22, 98.66), ("noniid1", "fedsiam_mt", 94.95, float("nan"))], "paper")
     table = fedsiam.explain_large_deltas(quick, at_paper_protocol=paper)
     assert list(table.method) == ["fedavg", "fedsiam_pi", "fedsiam_mt"]
-    assert table.at_paper_protocol.tolist()[:2] == [96.93, 94.80] and pd.isna(table.at_paper_protocol.iloc[2])
+    shown = table["exploratory: at_paper_protocol"]
+    assert shown.tolist()[:2] == [96.93, 94.80] and pd.isna(shown.iloc[2])
     assert table.reproduced_value.tolist() == [91.46, 91.51, 91.84]          # the reduced values stay
-    assert "at_paper_protocol" not in fedsiam.explain_large_deltas(quick).columns
+    assert "exploratory: at_paper_protocol" not in fedsiam.explain_large_deltas(quick).columns
 
 
 def test_table2_pairs_are_read_as_labels_at_client_and_labels_at_server():
