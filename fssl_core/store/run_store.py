@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from .. import __version__
-from .. import precision
+from .. import __version__, precision
 from ..config import ConfigError, RunConfig
 from ..paths import runs_dir
 from ..training import Diverged
