@@ -9,6 +9,8 @@ from fssl_core import precision
 from fssl_core.config import ConfigError, RunConfig
 from fssl_core.store import RunStore
 
+from .conftest import requires_mnist
+
 
 @pytest.fixture
 def restored_switches():
@@ -59,9 +61,9 @@ def test_a_precision_the_device_cannot_give_is_one_clear_error(changes, message)
         RunConfig(**changes)
 
 
+@requires_mnist
 def test_env_json_records_the_policy_of_the_run(tmp_path):
-    cfg = RunConfig(dataset="synthetic_cifar10", model="cnn_cifar", clients=4, clients_per_round=2, rounds=1,
-                    local_epochs=1)
+    cfg = RunConfig(dataset="mnist", clients=600, clients_per_round=1, rounds=1, local_epochs=1)
     store = RunStore(tmp_path)
     store.execute(cfg, progress=False)
     env = json.loads((store.dir(cfg) / "env.json").read_text())
