@@ -132,17 +132,24 @@ def test_the_matmul_peak_is_2n3_over_the_median_product_and_a_case_is_a_percenta
     assert bench.of_peak(7.79e9, 0.6, 89.0) == (12.98, 14.6)
 
 
+def _loop_config():
+    from fssl_core.config import RunConfig
+    return RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3,
+                     clients=100, clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5)
+
+
+def _counted_sgd_steps(monkeypatch) -> list:
+    """A list that grows by one at each torch.optim.SGD step (the papers' loop's optimiser)."""
+    import torch
+    steps, step = [], torch.optim.SGD.step
+    monkeypatch.setattr(torch.optim.SGD, "step", lambda self, *a, **k: steps.append(1) or step(self, *a, **k))
+    return steps
+
+
 @requires_mnist
 def test_the_papers_loop_takes_as_many_sgd_steps_a_round_as_the_engine(monkeypatch):
     # the loop is the denominator of the loop ratio: it must do the engine's work, labeled repeats included
-    import torch
-
-    from fssl_core.config import RunConfig
-    cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3,
-                    clients=100, clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5)
-    steps = []
-    step = torch.optim.SGD.step
-    monkeypatch.setattr(torch.optim.SGD, "step", lambda self, *a, **k: steps.append(1) or step(self, *a, **k))
+    cfg, steps = _loop_config(), _counted_sgd_steps(monkeypatch)
     bench.loop_rounds(cfg)(1)
     fed = bench.Federation.build(cfg)
     algo_plan = [fed.algorithm.plan(fed.client_view(c, 1), 1) for c in fed.sample_clients(1)]
@@ -199,14 +206,7 @@ def test_an_engine_round_cut_after_n_steps_runs_n_steps_of_the_round(trainer):
 
 @requires_mnist
 def test_the_papers_loop_cut_after_n_steps_takes_n_sgd_steps(monkeypatch):
-    import torch
-
-    from fssl_core.config import RunConfig
-    cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3,
-                    clients=100, clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5)
-    steps = []
-    step = torch.optim.SGD.step
-    monkeypatch.setattr(torch.optim.SGD, "step", lambda self, *a, **k: steps.append(1) or step(self, *a, **k))
+    cfg, steps = _loop_config(), _counted_sgd_steps(monkeypatch)
     assert bench.loop_rounds(cfg, steps=40)(1) == (40, 2 * 2 * 3 * 6) and len(steps) == 40   # into the second client
 
 
