@@ -52,6 +52,12 @@ NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
 # new ids, so no stored run of an older computation is ever read back as the new one. (The package
 # version is not in the identity: it does not change when the computation does.)
 ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batch, stratified IID labels
+# The server's trainings (labels-at-server runs only: elsewhere the server holds no labels and never
+# trains) and what they draw from. 1: every training of a round's hooks from its own stream
+# (seed, round, SERVER, stage, part), apart from the round's client sampling (engine.server_trainer).
+# Kept apart from ENGINE_REVISION so that a change to the server's draws leaves the labels-at-client
+# runs their ids.
+SERVER_TRAINING_REVISION = 1
 
 
 class ConfigError(ValueError):
@@ -222,6 +228,9 @@ class RunConfig:
                     if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
         algorithm = ALGORITHMS.get(self.algorithm)        # validated already; get() for a half-built config
         identity["revision"] = [ENGINE_REVISION, algorithm.revision if algorithm else 0]
+        from .data.partition import LABELS_AT
+        if LABELS_AT.get(self.partition) == "server":
+            identity["server_training_revision"] = SERVER_TRAINING_REVISION
         from .models import MODELS
         model = MODELS.get(self.model)
         if model is not None and model.revision:     # a network's own revision (only where bumped: the

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from .algorithms import ALGORITHMS
-from .algorithms.base import Algorithm, Context, State, Upload, server_sgd_of
+from .algorithms.base import Algorithm, Context, Payload, State, Upload, server_sgd_of
 from .batches import DataView, Plan, TrainImages
 from .config import AUTO, RunConfig
 from .data.augment import augment_spec_for
@@ -183,68 +183,96 @@ class Federation:
 
     # --- one round ------------------------------------------------------------------------------
     def run_round(self, state: State, round: int) -> tuple[State, dict[str, Any]]:
-        cfg, algo = self.cfg, self.algorithm
+        """One round: the server's hooks before it, the sampled clients' downloads, local trainings
+        (as one cohort or one after another) and uploads, then aggregation, the server's hooks after
+        it, and the round's metrics. Flower's adapter (integrations/flower) runs the same steps, with
+        `train_client` in the ClientApp."""
+        algo = self.algorithm
         start = time.perf_counter()
-        optimizer = SGD(cfg.lr, cfg.momentum, cfg.weight_decay)
-        _, server_momentum, server_decay = server_sgd_of(cfg)
-        server_optimizer = SGD(cfg.lr, server_momentum, server_decay)
-        metrics: dict[str, Any] = {"round": round}
-
-        def server_trainer(hook_round: int, stage: int = 0):
-            def train(nets: Nets, trainable, loss_fn, plan: Plan, lr: float | None = None, part: int = 0) -> dict:
-                """`lr`: this training's own learning rate (e.g. pre-training's); `part` tells apart
-                the random streams of several trainings in one hook (e.g. a CE and an L_c epoch)."""
-                opt = server_optimizer if lr is None else SGD(lr, server_momentum, server_decay)
-                # the first training of the before-round hook keeps the stream it always had, so runs
-                # stored before hooks could train several times replay unchanged
-                generator = (self.generator(hook_round, SERVER) if (stage, part) == (0, 0) else
-                             self.generator(hook_round, SERVER, stage, part))
-                return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
-                                   plan, opt, generator, hook_round, participation=max(hook_round, 1))
-            return train
-
-        if round == 1:   # round 0: once before the first round (e.g. FedAnchor's pre-training)
-            algo.server_update(state, 0, server_trainer(0))
-        algo.server_update(state, round, server_trainer(round))
-
-        down = up = 0
+        self.server_begin(state, round)
         clients = self.sample_clients(round)
-        views = [self.client_view(client, round) for client in clients]
-        inits = []
-        for client, view in zip(clients, views):
-            payload = algo.download(state, round, client)
-            down += payload_bytes(payload)
-            inits.append(algo.client_init(payload, view))
-        walks = [algo.local_view(nets, view) for nets, view in zip(inits, views)]
-        plans = [algo.plan(walk, round) for walk in walks]
-        generators = [self.generator(round, client) for client in clients]
+        payloads = [algo.download(state, round, client) for client in clients]
         participations = self.participations(round)
         clocks = [int(participations[client]) for client in clients]
         if self.cohort and clients:
-            stacked = stack_nets(inits)
-            all_stats = train_cohort(stacked, algo.trainable, self.param_names, algo.loss, self.images, walks, plans,
-                                     optimizer, generators, round, after_step=algo.after_step, participations=clocks)
-            inits = unstack_nets(stacked, len(clients))
+            uploads = self._train_cohort(round, clients, payloads, clocks)
         else:
-            all_stats = [train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk, plan,
-                                     optimizer, generator, round, after_step=algo.after_step, participation=clock)
-                         for nets, walk, plan, generator, clock in zip(inits, walks, plans, generators, clocks)]
-        uploads: list[Upload] = []
-        for client, view, nets, stats in zip(clients, views, inits, all_stats):
-            sent = algo.upload(nets, view, round)
-            up += payload_bytes(sent)
-            uploads.append(Upload(client, sent, view.num_labeled, view.num_unlabeled, stats,
-                                  int(participations[client])))
-        state = algo.aggregate(state, uploads, round)
-        algo.server_finish(state, round, server_trainer(round, stage=1))
+            uploads = [self.train_client(round, client, payload, clock)
+                       for client, payload, clock in zip(clients, payloads, clocks)]
+        state, metrics = self.server_end(state, round, uploads, sum(payload_bytes(p) for p in payloads))
+        metrics["seconds"] = time.perf_counter() - start
+        return state, metrics
 
+    def _optimizer(self) -> SGD:
+        return SGD(self.cfg.lr, self.cfg.momentum, self.cfg.weight_decay)
+
+    def _server_trainer(self, hook_round: int, stage: int = 0):
+        _, server_momentum, server_decay = server_sgd_of(self.cfg)
+        server_optimizer = SGD(self.cfg.lr, server_momentum, server_decay)
+
+        def train(nets: Nets, trainable, loss_fn, plan: Plan, lr: float | None = None, part: int = 0) -> dict:
+            """`lr`: this training's own learning rate (e.g. pre-training's); `part` tells apart
+            the random streams of several trainings in one hook (e.g. a CE and an L_c epoch)."""
+            opt = server_optimizer if lr is None else SGD(lr, server_momentum, server_decay)
+            # every server training its own stream, apart from the round's client sampling,
+            # which draws from (seed, round, SERVER)
+            generator = self.generator(hook_round, SERVER, stage, part)
+            return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
+                               plan, opt, generator, hook_round, participation=max(hook_round, 1))
+        return train
+
+    def server_begin(self, state: State, round: int) -> None:
+        """The server's hooks before the round's clients (round 0's once, before the first round: e.g.
+        FedAnchor's pre-training)."""
+        if round == 1:
+            self.algorithm.server_update(state, 0, self._server_trainer(0))
+        self.algorithm.server_update(state, round, self._server_trainer(round))
+
+    def train_client(self, round: int, client: int, payload: Payload, participation: int) -> Upload:
+        """Client `client`'s part of `round`, alone: from the payload it downloaded to its upload, on its
+        own stream (seed, round, client). `participation`: the rounds it has been selected in, this one
+        included."""
+        algo, view = self.algorithm, self.client_view(client, round)
+        nets = algo.client_init(payload, view)
+        walk = algo.local_view(nets, view)
+        stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk,
+                            algo.plan(walk, round), self._optimizer(), self.generator(round, client), round,
+                            after_step=algo.after_step, participation=participation)
+        return Upload(client, algo.upload(nets, view, round), view.num_labeled, view.num_unlabeled, stats,
+                      participation)
+
+    def _train_cohort(self, round: int, clients: list[int], payloads: list[Payload],
+                      clocks: list[int]) -> list[Upload]:
+        """The round's clients trained as one cohort: the same steps as `train_client` for each, to
+        float tolerance (tests/test_cohort.py)."""
+        algo = self.algorithm
+        views = [self.client_view(client, round) for client in clients]
+        inits = [algo.client_init(payload, view) for payload, view in zip(payloads, views)]
+        walks = [algo.local_view(nets, view) for nets, view in zip(inits, views)]
+        plans = [algo.plan(walk, round) for walk in walks]
+        generators = [self.generator(round, client) for client in clients]
+        stacked = stack_nets(inits)
+        all_stats = train_cohort(stacked, algo.trainable, self.param_names, algo.loss, self.images, walks, plans,
+                                 self._optimizer(), generators, round, after_step=algo.after_step,
+                                 participations=clocks)
+        return [Upload(client, algo.upload(nets, view, round), view.num_labeled, view.num_unlabeled, stats, clock)
+                for client, view, nets, stats, clock in zip(clients, views, unstack_nets(stacked, len(clients)),
+                                                             all_stats, clocks)]
+
+    def server_end(self, state: State, round: int, uploads: list[Upload], download_bytes: int
+                   ) -> tuple[State, dict[str, Any]]:
+        """Aggregation of the round's uploads, the server's hooks after it, and the round's metrics
+        (the traffic counted by payload_bytes; the test set evaluated every `eval_every` rounds)."""
+        algo = self.algorithm
+        state = algo.aggregate(state, uploads, round)
+        algo.server_finish(state, round, self._server_trainer(round, stage=1))
+        metrics: dict[str, Any] = {"round": round}
         metrics.update(_mean_stats([u.stats for u in uploads]))
         metrics.update(algo.round_metrics(state))
-        metrics["upload_bytes"] = up
-        metrics["download_bytes"] = down
-        if round % cfg.eval_every == 0 or round == cfg.rounds:
+        metrics["upload_bytes"] = sum(payload_bytes(u.payload) for u in uploads)
+        metrics["download_bytes"] = download_bytes
+        if round % self.cfg.eval_every == 0 or round == self.cfg.rounds:
             metrics.update(self.test_metrics(algo.eval_tensors(state)))
-        metrics["seconds"] = time.perf_counter() - start
         return state, metrics
 
     def evaluate(self, tensors: Tensors) -> float:

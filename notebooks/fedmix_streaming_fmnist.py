@@ -143,8 +143,8 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # mode the share of masked pseudo-labels that are right fell from 81% to 36%, in eval mode from 83% to
 # 64%, and neither copy passed SL. Every algorithm's targets now use BatchNorm's running statistics
 # (`Context.target`, `fssl_core/algorithms/base.py`). The paper-protocol rerun on an H100 (TF32, one
-# seed, `measurements/2026-11-26-h100/`; its runs join `runs/` and this table's `paper` rows once the
-# server-streams change they were trained with lands) shows what the fix did
+# seed, `measurements/2026-11-26-h100/`; its three finished runs are in `runs/` and in this table's
+# `paper` rows, device "cuda tf32") shows what the fix did
 # and did not do: at rounds 10/50/100/140, 29-53% of the pseudo-labels FedMix-FedLoss keeps are right
 # (6% before), yet still far fewer than the 66-83% of FedMatch's, and FedMix-FedLoss (best 73.2%) and
 # FedMix-FedFreq (76.7%) stay below SL (79.85%). FedMatch's run stopped at round 145 of 150 when the
