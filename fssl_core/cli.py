@@ -175,6 +175,12 @@ def cmd_reproduce(args) -> None:
         raise SystemExit(130)
 
 
+def cmd_export(args) -> None:
+    from .integrations.mlflow_export import export
+    report = export(runs=args.runs, uri=args.uri, experiment=args.experiment)
+    print(report.line())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fssl_core", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,6 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     fp.add_argument("--against", default=None, help="compare with digests written earlier by --out (exit 1 if any differs)")
     fp.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
     fp.set_defaults(func=cmd_fingerprint)
+    exp = sub.add_parser(
+        "export", help="export the store's finished runs to a tracking tool: `export mlflow` logs each proven run as "
+                       "an MLflow run (config as params, per-round metrics by round, result.json and env.json as "
+                       "artifacts); idempotent; needs pip install 'fssl_core[mlflow]'")
+    exp.add_argument("target", choices=("mlflow",))
+    exp.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
+    exp.add_argument("--uri", default="sqlite:///mlflow.db",
+                     help="MLflow tracking URI (default sqlite:///mlflow.db, the file `mlflow ui` opens in this folder)")
+    exp.add_argument("--experiment", default="fssl", help="MLflow experiment name (default fssl)")
+    exp.set_defaults(func=cmd_export)
     rep = sub.add_parser("reproduce", help="plan and train the notebooks' runs, execute the notebooks with papermill, "
                                            "write the report")
     rep.add_argument("--profile", default=None, choices=tuple(PROFILES),

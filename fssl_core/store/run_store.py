@@ -88,22 +88,40 @@ class RunStore:
     def finished(self, **match: Any) -> list[RunResult]:
         """Every finished run in the store whose config has the given field values; a run whose files
         do not prove it is named in a DamagedRun warning and left out."""
+        out = []
+        for _, proven in self.survey(**match):
+            if isinstance(proven, Damage):
+                warnings.warn(f"{proven}: not served as finished", DamagedRun, stacklevel=2)
+            else:
+                out.append(proven)
+        return out
+
+    def survey(self, **match: Any) -> list[tuple[Path, "RunResult | Damage"]]:
+        """Every run directory holding a result.json, in name order, with its proven run or the Damage
+        that names the first file that does not prove it (a config of another id, a digest mismatch).
+        With `match`, only the runs whose config has those field values are proven (a config that
+        names another id is listed whatever it holds)."""
         if self.root.exists() and not self.root.is_dir():     # else it would list nothing, unsaid
             raise StoreIOError(f"{self.root}: the run store is a file, not a directory")
-        out = []
+        out: list[tuple[Path, RunResult | Damage]] = []
         for result_file in sorted(self.root.glob(f"*/{RESULT}")):
             d = result_file.parent
             try:
-                cfg = RunConfig.from_dict(read_json(d / CONFIG))
+                try:
+                    cfg = RunConfig.from_dict(read_json(d / CONFIG))
+                except ConfigError as err:
+                    raise Damage(f"{d / CONFIG}: {err}") from None
                 if cfg.run_id != d.name:
                     raise Damage(f"{d / CONFIG}: the config of run {cfg.run_id}, not of this directory (a damaged "
                                  "run, or one of an older computation: a revision bump gave its config a new id)")
-            except (Damage, ConfigError) as err:
-                warnings.warn(f"{err}: not served as finished", DamagedRun, stacklevel=2)
-                continue
-            if all(getattr(cfg, k) == v for k, v in match.items()):
-                out.append(self.load(cfg))
-        return [r for r in out if r is not None]
+                if not all(getattr(cfg, k) == v for k, v in match.items()):
+                    continue
+                proven = prove_finished(d, cfg)
+                out.append((d, RunResult(cfg, *proven) if proven is not None else
+                            Damage(f"{d / RESULT}: vanished while the store was read")))
+            except Damage as err:
+                out.append((d, err))
+        return out
 
     def execute(self, cfg: RunConfig, progress: bool = True,
                 after_round: Callable[[int], None] | None = None) -> RunResult:
