@@ -145,6 +145,8 @@ class RunConfig:
     fedmix_client_start: str = "omega"   # ψ_t^k ← ω_t (Algorithm 1 line 13 of both papers) or 'sigma': ← σ_{t+1},
                                          # the server's new supervised model (a sensitivity row, not the papers')
     fedmix_warmup_rounds: int = 0    # rounds in which ω_{t+1} = σ_{t+1} before Eq. 9 applies (neither paper has one)
+    fedmix_teacher: str = "trained"  # whose ȳ (Eq. 8): 'trained', ψ as it is trained, or 'received', ψ_t^k = ω_t as
+                                     # downloaded, frozen for the round (algorithms/fedmix.py, issue 44)
     # --- SemiFL and FedAnchor (fedanchor.txt Appendices B-C) ------------------------------------
     projection_dim: int = 0          # FedAnchor's anchor head: a linear projection of the features to this many
                                      # dimensions (128, §5.1); 0: no anchor head

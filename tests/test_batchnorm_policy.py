@@ -94,3 +94,26 @@ def test_no_algorithm_computes_a_target_around_the_policy():
                     k.arg == "train" for k in node.keywords):
                 offenders.append(f"{path.name}:{node.lineno}")
     assert offenders == []
+
+
+def test_fedmix_trained_psi_carries_its_batches_statistics_into_its_pseudo_labels_and_the_received_omega_not():
+    """Issue 44's remaining cause: ψ's trained forwards (train mode) move its running statistics toward the
+    skewed client's batch statistics, so within a round ȳ from ψ as trained (eval mode, its own running
+    statistics) drifts as the train-mode ȳ did; ȳ from the received ω_t ('received') keeps ω_t's statistics.
+    Here 30 trained forwards take the running mean from -1 to -0.04: the class-3 client's pseudo-labels from
+    ψ then split between classes 3 and 7, those from ω_t stay all right."""
+    model, ctx, omega = network()
+    batch, _ = skewed_client()
+    psi = {k: v.clone() for k, v in omega.items()}
+    for _ in range(30):                          # a round's trained forwards, weights left as they are
+        ctx.apply(psi, batch.unlabeled.plain())
+    assert abs(float(psi["bn.running_mean"])) < 0.1 < abs(float(omega["bn.running_mean"]))
+    cfg = dict(algorithm="fedmix", partition="server_iid", fedmix_lambda_2=0.0, pseudo_label_threshold=0.5)
+    trained = FedMix(RunConfig(**cfg), ctx)
+    _, drifted = trained.loss({"model": psi}, batch, None)
+    assert 0.2 < float(drifted["masked_correct_rate"]) < 0.8
+    received = FedMix(RunConfig(**cfg, fedmix_teacher="received"), ctx)
+    nets = received.client_init({"model": omega}, DataView(torch.arange(0), torch.arange(64)))
+    nets["model"] = psi                          # the same trained ψ; the teacher is the download
+    _, kept = received.loss(nets, batch, None)
+    assert float(kept["mask_rate"]) == 1.0 and float(kept["masked_correct_rate"]) == 1.0

@@ -14,6 +14,8 @@ from fssl_core.models import MODELS, build_model, count_parameters, default_mode
     ("wrn28_2", 10, 3, 1_467_610),      # FixMatch's WRN-28-2 for CIFAR-10
     ("resnet18", 10, 3, 11_173_962),    # torchvision-style ResNet-18 with a 3×3 stem, 10 classes
     ("resnet9", 10, 3, 6_573_130),      # 1,856 + 73,984 + 2·147,712 + 295,424 + 1,180,672 + 2·2,360,320 + 5,130
+    ("resnet9_narrow", 10, 3, 103_954),  # 232 + 1,184 + 2·2,336 + 4,672 + 18,560 + 2·36,992 + 650
+    ("resnet9_narrow", 10, 1, 103_810),  # Fashion-MNIST's one channel: the first conv has 1·9·8 weights, not 3·9·8
 ])
 def test_parameter_counts(name, num_classes, in_channels, expected):
     assert count_parameters(build_model(name, num_classes=num_classes, in_channels=in_channels)) == expected

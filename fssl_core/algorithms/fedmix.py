@@ -117,6 +117,7 @@ class FedMix(Algorithm):
         "fedmix_lambda_2": "[0, inf)",
         "fedmix_client_start": ("omega", "sigma"),
         "fedmix_warmup_rounds": "[0, 1000000]",
+        "fedmix_teacher": ("trained", "received"),
     }
 
     @staticmethod
@@ -156,6 +157,13 @@ class FedMix(Algorithm):
         return {"model": omega}
 
     # --- client ------------------------------------------------------------------------------
+    def client_init(self, payload: Payload, view: DataView) -> Nets:
+        """ψ_t^k ← ω_t; with `fedmix_teacher='received'` also ω_t itself, frozen, whose ȳ the round uses."""
+        nets = {"model": clone(payload["model"])}
+        if self.cfg.fedmix_teacher == "received":
+            nets["teacher"] = payload["model"]
+        return nets
+
     def plan(self, view: DataView, round: int) -> Plan:
         return mixed_plan(self.cfg, view)
 
@@ -164,9 +172,10 @@ class FedMix(Algorithm):
         cfg, u = self.cfg, batch.unlabeled
         n = len(u)
         model = nets["model"]
+        teacher = nets.get("teacher", model)
         with torch.no_grad():        # ȳ over A views (Eq. 8), one forward for all of them
             views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
-            mean_probs = self.ctx.target(model, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
+            mean_probs = self.ctx.target(teacher, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
             confidence, hard = mean_probs.max(1)
             mask = (confidence >= cfg.pseudo_label_threshold).to(mean_probs.dtype)
             target = (sharpen(mean_probs, cfg.sharpen_temperature) if cfg.fedmix_pseudo_label == "sharpen"

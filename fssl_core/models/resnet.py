@@ -63,16 +63,26 @@ class ResNet9(Network):
     # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
     # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
     revision = 1
+    widths = (64, 128, 256, 512)
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
-        super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
+        w1, w2, w3, w4 = self.widths
+        super().__init__(feature_dim=w4, num_classes=num_classes, projection_dim=projection_dim)
         self.body = nn.Sequential(
-            _conv_bn(in_channels, 64),
-            _conv_bn(64, 128), nn.MaxPool2d(2), _Residual(128),
-            _conv_bn(128, 256), nn.MaxPool2d(2),
-            _conv_bn(256, 512), nn.MaxPool2d(2), _Residual(512),
+            _conv_bn(in_channels, w1),
+            _conv_bn(w1, w2), nn.MaxPool2d(2), _Residual(w2),
+            _conv_bn(w2, w3), nn.MaxPool2d(2),
+            _conv_bn(w3, w4), nn.MaxPool2d(2), _Residual(w4),
             nn.AdaptiveMaxPool2d(1), nn.Flatten(),
         )
 
     def features(self, x: Tensor) -> Tensor:
         return self.body(x)
+
+
+class ResNet9Narrow(ResNet9):
+    """ResNet-9 at 1/8 of its width (8-64 channels, 64× fewer multiply-adds): no paper's network. It lets a
+    CPU run the first rounds of FedMix's streaming setting with ResNet-9's shape and BatchNorm layers, to
+    study what BatchNorm does to FedMix's pseudo-labels (papers/fedmix/diagnose.py, issue 44); rows made
+    with it say so."""
+    widths = (8, 16, 32, 64)
