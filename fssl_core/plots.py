@@ -282,12 +282,15 @@ YLABELS = {"accuracy": "test accuracy (%)", "pseudo_label_accuracy": "pseudo-lab
            "selected": "samples passing the threshold, per client"}
 
 
-def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", target: float | None = None):
+def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", target: float | None = None,
+                 display_names: Mapping[str, str] | None = None):
     """A per-round metric, one line per method (columns: method, round, `key`; the mean over
-    seeds), with an optional dotted target line as FedSiam's Figure 5."""
+    seeds), with an optional dotted target line as FedSiam's Figure 5. `display_names`: the papers'
+    names of the methods in the legend (papers.display_names(); a method it lacks keeps its id)."""
+    names = display_names or {}
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     for method, part in curves.groupby("method", sort=False):
-        ax.plot(part["round"], part[key], label=method, lw=1.4)
+        ax.plot(part["round"], part[key], label=names.get(method, method), lw=1.4)
     if target is not None:
         ax.axhline(target, ls=":", color="k", lw=1, label=f"target {target:g}%")
     ax.set_xlabel("global round")
@@ -298,7 +301,7 @@ def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", t
     return fig, ax
 
 
-def accuracy_vs_mu(frame: pd.DataFrame, dataset: str, title: str = ""):
+def accuracy_vs_mu(frame: pd.DataFrame, dataset: str, title: str = "", display_names: Mapping[str, str] | None = None):
     """Figure 6: FedSiam-D's accuracy against μ (rows with setting 'mu=<μ>') and the upload volume
     on a second axis; reference methods (setting 'reference') as horizontal lines."""
     rows = frame[(frame.dataset == dataset)]
@@ -309,7 +312,7 @@ def accuracy_vs_mu(frame: pd.DataFrame, dataset: str, title: str = ""):
                 color="#1f77b4", capsize=3)
     refs = rows[(rows.setting == "reference") & (rows.metric == "accuracy")]
     for (method, value), ls in zip(zip(refs.method, refs.reproduced_value), ["--", "-.", ":", (0, (5, 1))]):
-        ax.axhline(value, ls=ls, color="#555555", lw=1, label=method)
+        ax.axhline(value, ls=ls, color="#555555", lw=1, label=(display_names or {}).get(method, method))
     ax.set_xlabel("μ (target reduction of online-net uploads)")
     ax.set_ylabel("test accuracy (%)")
     up = mu_rows[mu_rows.metric == "upload_mb"].sort_values("mu")

@@ -54,6 +54,7 @@ run_profile = get_profile(profile)
 pairs_of = {figure: fedanchor.curve_cells(figure, run_profile, device, seeds=seeds) for figure in figures}
 
 # %%
+from fssl_core.papers import display_names
 from fssl_core.plots import round_curves, save_figure
 from fssl_core.report import dataset_available, reproduce_cells
 from fssl_core.report import round_curves as curves_of
@@ -68,7 +69,7 @@ for figure, pairs in pairs_of.items():
         cells = [c for p, c in pairs if p == panel]
         reproduce_cells(cells, run_profile, device)
         for key in keys:
-            fig, ax = round_curves(curves_of(cells, key), key,
+            fig, ax = round_curves(curves_of(cells, key), key, display_names=display_names(),
                                    title=f"Fig. {figure}: {dataset} {setting}, {anchors} anchors "
                                          f"(profile {run_profile.name}, {device})")
             save_figure(fig, f"fedanchor_figure{figure}_{dataset}_{setting}_{anchors}_{key}", run_profile.name)

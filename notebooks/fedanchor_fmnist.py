@@ -86,6 +86,7 @@ probe = [c for c in fedanchor.fmnist_cells(run_profile, device, methods=diagnost
 # %%
 import pandas as pd
 
+from fssl_core.papers import display_names
 from fssl_core.plots import round_curves, save_figure
 from fssl_core.report import round_curves as curves_of
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
@@ -112,8 +113,10 @@ comparison_table(claims)
 # %%
 for key in ("accuracy", "pseudo_label_accuracy_all", "selected"):
     curves = curves_of([c for c in cells if c.metric == key], key)
+    if key != "accuracy":         # the supervised baseline trains on true labels: no pseudo-label to score or select
+        curves = curves[curves.method != "supervised"]
     for setting, part in curves.groupby("setting", sort=False):
-        fig, ax = round_curves(part, key, title=f"Fashion-MNIST {setting}, {part.labeled.iloc[0]} anchors "
+        fig, ax = round_curves(part, key, display_names=display_names(), title=f"Fashion-MNIST {setting}, {part.labeled.iloc[0]} anchors "
                                                 f"(profile {run_profile.name}, {device})")
         save_figure(fig, f"fedanchor_fmnist_{key}_{setting}", run_profile.name)
 

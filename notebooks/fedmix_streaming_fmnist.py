@@ -59,6 +59,7 @@ sensitivity = fedmix.sensitivity_cells(run_profile, device, rows=sensitivity_row
 # %%
 import pandas as pd
 
+from fssl_core.papers import display_names
 from fssl_core.plots import round_curves, save_figure
 from fssl_core.report import round_curves as curves_of
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
@@ -80,7 +81,7 @@ comparison_table(claims)
 
 # %%
 accuracy_curve = curves_of([c for c in cells if c.metric == "accuracy"])
-fig, ax = round_curves(accuracy_curve, title=f"streaming non-IID Fashion-MNIST (profile {run_profile.name}, {device})")
+fig, ax = round_curves(accuracy_curve, display_names=display_names(), title=f"streaming non-IID Fashion-MNIST (profile {run_profile.name}, {device})")
 save_figure(fig, "fedmix_streaming_fmnist", run_profile.name)
 
 # %% [markdown]

@@ -42,6 +42,7 @@ cells = fedsiam.figure5_cells(run_profile, device, datasets=datasets, settings=s
 # %%
 import pandas as pd
 
+from fssl_core.papers import display_names
 from fssl_core.plots import round_curves, save_figure
 from fssl_core.report import round_curves as curves_of, dataset_available, reproduce_cells
 
@@ -53,7 +54,7 @@ print({d: "ok" if dataset_available(d) else "needs-data" for d in datasets})
 rounds_to_target = []
 for (dataset, setting), part in curves.groupby(["dataset", "setting"], sort=False):
     n_seeds = max(len(c.configs) for c in cells if (c.dataset, c.setting) == (dataset, setting))
-    fig, ax = round_curves(part, title=f"{dataset} {setting}, γ=0.10 (profile {run_profile.name}, {device}, "
+    fig, ax = round_curves(part, display_names=display_names(), title=f"{dataset} {setting}, γ=0.10 (profile {run_profile.name}, {device}, "
                                        f"mean of {n_seeds} seed(s))", target=target_accuracy.get(dataset))
     save_figure(fig, f"fedsiam_figure5_{dataset}_{setting}", run_profile.name)
     for method, m in part.groupby("method", sort=False):

@@ -54,6 +54,6 @@ for dataset in datasets:
     if not dataset_available(dataset):
         print(f"{dataset}: needs-data")
         continue
-    fig, ax = accuracy_vs_mu(results, dataset,
+    fig, ax = accuracy_vs_mu(results, dataset, display_names=fedsiam.DISPLAY_NAMES,
                              title=f"{dataset} IID, γ=0.10 (profile {run_profile.name}, {device})")
     save_figure(fig, f"fedsiam_figure6_{dataset}", run_profile.name)

@@ -8,11 +8,9 @@ from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTI
                     PAPER, QUICK, QUICK_METHODS, SEEDS, SENSITIVITY, SENSITIVITY_ROUNDS, SHARED, STREAMING,
                     STREAMING_METRICS, cifar_cells, en_cells, figure4_cells, figure5_cells, figure6_cells, paper_config,
                     paper_value, sensitivity_cells, streaming_cells)
+from .cells import DISPLAY_NAMES
 from .claims import cifar_claims, claim_comparisons, streaming_claims, streaming_rounds
 from .figures import draw_cifar_figure, reproduce_cifar_figure
 
-# The papers' names for their methods (values_*.csv's ids, papers/README.md)
-DISPLAY_NAMES = {"fedmix_fedfreq": "FedMix+FedFreq", "fedmix_fedloss": "FedMix+FedLoss",
-                 "supervised_server": "SL (server)", "fedmatch": "FedMatch"}
 # The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
 CLAIM_COMPARISONS = {PAPER: claim_comparisons}

@@ -37,6 +37,9 @@ PAPER = "fedmix_fedloss"
 SEEDS = [1]                   # the papers do not say how many runs their curves average
 BEST_WEIGHTS = {"mix_alpha": 0.5, "mix_beta": 0.3, "mix_gamma": 0.2}
 EQUAL_WEIGHTS = {"mix_alpha": 1 / 3, "mix_beta": 1 / 3, "mix_gamma": 1 - 2 / 3}
+# The papers' names for their methods (values_*.csv's ids, papers/README.md), in legends and tables
+DISPLAY_NAMES = {"fedmix_fedfreq": "FedMix+FedFreq", "fedmix_fedloss": "FedMix+FedLoss",
+                 "supervised_server": "SL (server)", "fedmatch": "FedMatch"}
 # method id -> (algorithm, config changes)
 METHODS = {
     "supervised_server": ("supervised_server", {}),

@@ -6,7 +6,7 @@ import pandas as pd
 from ...plots import round_curves as plot_round_curves, save_figure
 from ...profiles import Profile
 from ...report import Cell, comparison_table, dataset_available, reproduce_cells, round_curves, save_notebook_results
-from .cells import PAPER
+from .cells import DISPLAY_NAMES, PAPER
 from .claims import cifar_claims
 
 
@@ -25,6 +25,7 @@ def draw_cifar_figure(notebook: str, cells: list[Cell], profile: Profile, device
         return
     for table in dict.fromkeys(c.table for c in cells if c.paper == PAPER):
         curves = round_curves([c for c in cells if c.table == table and c.metric == "accuracy" and c.paper == PAPER])
-        curves["method"] = curves.method + " " + curves.setting + " N_s=" + curves.labeled
+        curves["method"] = (curves.method.map(lambda m: DISPLAY_NAMES.get(m, m)) + " " + curves.setting
+                            + " N_s=" + curves.labeled)
         fig, _ = plot_round_curves(curves, title=f"{table}: CIFAR-10 (profile {profile.name}, {device})")
         save_figure(fig, f"{notebook}_{table}", profile.name)
