@@ -47,6 +47,20 @@ Reading choices, and why (see also the config comments of the fedmix_* fields):
   from 81% to 36% (mask 0.17 → 0.41, masked-and-right flat at 0.14-0.16, ψ's test accuracy 73% → 45%);
   with the eval-mode ȳ from 83% to 64% (mask 0.45 → 0.63, ψ 71% → 52%). Neither copy passes SL (ω at
   round 14: 70.5% and 67.2%, σ 74%); the paper-protocol rerun will say what the fix does there.
+- Whose ȳ: the trained ψ (default, `fedmix_teacher='trained'`) or the received ψ_t^k = ω_t, frozen for the
+  round (`'received'`). Eq. 8 of the journal (ZH line 141) writes ȳ = 1/A Σ f_{ψ_t^k}(π_i(u)) with
+  ψ_t^k ← ω_t (Step 3, ZH line 131): read literally, the received model; but Eq. 7 writes the trained
+  model with the same symbol, so both readings fit the text. What separates them (issue 44): ψ's trained
+  forwards run BatchNorm in train mode and so move ψ's running statistics toward its client's skewed
+  batches, and an eval-mode ȳ from ψ follows them. Measured on a narrow copy (papers/fedmix/diagnose.py:
+  ResNet-9 at 1/8 width on CPU, streaming Fashion-MNIST, FedMix-FedLoss, τ = 0.8, seed 1, 12 rounds;
+  measurements/2026-11-26-cpu-fedmix-narrow/): over rounds 6-12, ȳ's argmax was right for 49-57% of a
+  step's unlabeled samples from the trained ψ, 57-66% from the received ω_t, and 55-64% from ψ's weights
+  with ω_t's running statistics: most of the gap is the statistics (their drift from ω_t's, 2|ψ−ω|/(|ψ|+|ω|),
+  grows from 0 to 0.29 over a client's round), the rest ψ's weights. Within a round, the trained ψ's
+  accuracy falls with the step (rounds 5-12: 0.57 at step 0, 0.49 at step 8) while ω_t's does not. The default stays
+  the trained ψ until the paper-protocol runs of both readings exist (a GPU's work); the narrow copy's
+  three-seed comparison is in that folder.
 - FedLoss's l^k is the client's mean training loss L_u over the round's steps (the journal's "loss
   value of the client's model training", available at no cost).
 

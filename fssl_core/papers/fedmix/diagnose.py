@@ -27,7 +27,7 @@ import torch
 from ...algorithms.base import clone
 from ...data.augment import random_crop_flip
 from ...profiles import get_profile
-from .cells import paper_config, STREAMING
+from .cells import METHODS, STREAMING, paper_config
 
 
 def _bn_buffers(tensors: dict) -> list[str]:
@@ -35,8 +35,9 @@ def _bn_buffers(tensors: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.diagnose", description=__doc__.split("\n")[0])
-    parser.add_argument("--method", default="fedmix_fedloss")
+    parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.diagnose",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--method", default="fedmix_fedloss", choices=[m for m, (a, _) in METHODS.items() if a == "fedmix"])
     parser.add_argument("--profile", default="paper")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--device", default="cpu")
@@ -46,14 +47,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="fedmix_diagnose.csv")
     args = parser.parse_args(argv)
 
-    from ...config import _field_types, _parse
+    from ...config import ConfigError, _field_types, _parse
     from ...engine import Federation
     cfg = paper_config(args.method, args.device, **STREAMING)
     cfg = get_profile(args.profile).configs(cfg, [args.seed])[0]
-    changes = dict(pair.split("=", 1) for pair in args.set)
-    if changes:
-        hints = _field_types()
+    hints = _field_types()
+    changes = dict(pair.split("=", 1) for pair in args.set if "=" in pair)
+    unknown = [pair for pair in args.set if "=" not in pair or pair.split("=", 1)[0] not in hints]
+    if unknown:
+        parser.error(f"--set {unknown[0]}: must be key=value with a RunConfig field as key")
+    try:
         cfg = cfg.replace(**{k: _parse(v, hints[k]) for k, v in changes.items()})
+    except (ValueError, ConfigError) as err:
+        parser.error(f"--set: {err}")
     cfg = cfg.replace(trainer="sequential", rounds=max(cfg.rounds, args.rounds))
     fed = Federation.build(cfg)
     algo, ctx = fed.algorithm, fed.ctx
