@@ -1,6 +1,8 @@
 """Figure functions: pure, each returns (fig, ax); notebooks save them with `save_figure`."""
 from __future__ import annotations
 
+import hashlib
+
 import os
 import tempfile
 import textwrap
@@ -207,6 +209,8 @@ def _legend_and_notes(fig, drawn: pd.DataFrame, header: str, missing: str, trunc
     if drawn.profile.nunique() > 1:
         handles.append(plt.Rectangle((0, 0), 1, 1, facecolor=OURS_BLUE, hatch="////", edgecolor="white"))
         labels.append(f"ours, paper protocol where run ({(drawn.profile == 'paper').sum()} cells)")
+    # the header wrapped to the figure's width (a narrow table's two panels would cut a long line off)
+    header = "\n".join(textwrap.fill(line, int(fig.get_figwidth() * 12)) for line in header.split("\n"))
     fig.legend(handles, labels, loc="outside upper center", ncols=len(handles), fontsize=8, frameon=False,
                title=header, title_fontsize=10, alignment="center")
     fig.supylabel("test accuracy (%)", fontsize=9)
@@ -259,15 +263,38 @@ def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Map
     return fig, axes
 
 
-def save_figure(fig, name: str, profile: str) -> Path:
+# A figure drawn from a results table carries the digest of the rows it drew (PNG text chunk), so a test can
+# tell a committed figure from a stale one (tests/test_figure_sources.py)
+SOURCE_KEY = "fssl:rows_digest"
+SOURCE_COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
+                  "reproduced_value", "reproduced_std", "n_runs", "profile", "status"]
+
+
+def rows_digest(frame: pd.DataFrame) -> str:
+    """A digest of what paper_vs_reproduced draws from `frame`: its accuracy rows, in a canonical order."""
+    rows = frame[frame.metric == "accuracy"][SOURCE_COLUMNS].astype(str)
+    rows = rows.sort_values(SOURCE_COLUMNS).to_csv(index=False)
+    return hashlib.sha256(rows.encode()).hexdigest()[:16]
+
+
+def figure_source(path: Path) -> str | None:
+    """The rows digest a figure was saved with (save_figure's `source`), or None."""
+    from PIL import Image
+    with Image.open(path) as image:
+        return image.text.get(SOURCE_KEY) if hasattr(image, "text") else None
+
+
+def save_figure(fig, name: str, profile: str, source: pd.DataFrame | None = None) -> Path:
     """figures/<name>.png, written atomically (a half-written figure never replaces a good one);
-    the temporary file's name is unique, so two processes saving the same figure never collide."""
+    the temporary file's name is unique, so two processes saving the same figure never collide.
+    `source`: the results rows the figure was drawn from; their digest goes into the PNG."""
     path = figures_dir(profile) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    metadata = {SOURCE_KEY: rows_digest(source)} if source is not None else None
     try:
         with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, dpi=120, format="png")
+            fig.savefig(f, dpi=120, format="png", metadata=metadata)
         os.chmod(tmp, 0o644)     # mkstemp makes files private; figures are meant to be shared
         os.replace(tmp, path)
     except BaseException:

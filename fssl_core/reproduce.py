@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
-from .papers import claim_comparisons, far_cell_causes, update_readmes
+from .papers import claim_comparisons, far_cell_causes, redraw_table_figure, update_readmes
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .publish import STAGING_ENV, publish
 from .report import merge_results
@@ -224,6 +224,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         # what a publish keeps against the notebook's file, or drops, is said before it writes
         publish(staging, narrowed=bool(parameters), replace_figures=replace_figures, replace=replace,
                 say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True))
+        redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
     report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
                            claim_comparisons=claim_comparisons())
     if profile not in SEPARATE_PROFILES:      # as the README's summary: the committed results only

@@ -51,7 +51,7 @@ cells = fedanchor.table_cells("table1", run_profile, device, seeds=seeds)
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.plots import paper_vs_reproduced
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 results = pd.concat([reproduce_cells(cells, run_profile, device),
@@ -62,4 +62,3 @@ comparison_table(results)
 # %%
 fig, ax = paper_vs_reproduced(results, title=f"FedAnchor Table 1 (profile {run_profile.name}, {device})",
                               display_names=fedanchor.DISPLAY_NAMES)
-save_figure(fig, "fedanchor_table1", run_profile.name)

@@ -118,7 +118,7 @@ siamese_cells = (fedsiam.authors_siamese_cells(paper_protocol_profile, device, s
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.plots import paper_vs_reproduced
 from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
@@ -200,7 +200,6 @@ pd.DataFrame({
 # %%
 fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 5 (profile {run_profile.name}, {device})",
                               display_names=fedsiam.DISPLAY_NAMES)
-save_figure(fig, "fedsiam_table5", run_profile.name)
 
 # %% [markdown]
 # ## Non-IID-I at the paper's protocol

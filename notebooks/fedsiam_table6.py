@@ -63,7 +63,7 @@ server_step_cells = fedsiam.table6_server_step_cells(run_profile, device, settin
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.plots import paper_vs_reproduced
 from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
@@ -78,7 +78,6 @@ comparison_table(results)
 # %%
 fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 6 (profile {run_profile.name}, {device})",
                               display_names=fedsiam.DISPLAY_NAMES)
-save_figure(fig, "fedsiam_table6", run_profile.name)
 
 # %% [markdown]
 # The paper's claim: the siamese methods (FedSiam-Π, FedSiam-MT) beat the FixMatch-based ones in

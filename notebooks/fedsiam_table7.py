@@ -50,7 +50,7 @@ authors_cells = fedsiam.table7_authors_siamese_cells(
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.plots import paper_vs_reproduced
 from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
@@ -62,7 +62,6 @@ comparison_table(results)
 # %%
 fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 7 (profile {run_profile.name}, {device})",
                               display_names=fedsiam.DISPLAY_NAMES)
-save_figure(fig, "fedsiam_table7", run_profile.name)
 
 # %% [markdown]
 # The paper's claims: the siamese pair helps (FedSiam-D above FedSiam-NoSiam), accuracy peaks at

@@ -47,7 +47,7 @@ authors_cells = fedsiam.table8_authors_siamese_cells(
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced, save_figure
+from fssl_core.plots import paper_vs_reproduced
 from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
@@ -59,7 +59,6 @@ comparison_table(results)
 # %%
 fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 8 (profile {run_profile.name}, {device})",
                               display_names=fedsiam.DISPLAY_NAMES)
-save_figure(fig, "fedsiam_table8", run_profile.name)
 
 # %% [markdown]
 # The paper's claim, the one that sets its defaults: the loss it picked per column (MSE, KL for

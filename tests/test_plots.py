@@ -139,7 +139,9 @@ def test_the_paper_protocol_run_is_drawn_and_marked_where_one_exists():
     assert [p.get_height() for p in ours] == [96.9, 92.0]
     assert [p.get_hatch() for p in ours] == ["////", None]
     header = fig.legends[0].get_title().get_text()
-    assert header.startswith("FedSiam Table 5\nours: quick profile") and "paper profile" in header
+    assert header.startswith("FedSiam Table 5\nours: quick profile")
+    assert "paper profile" in " ".join(header.split())     # wrapped to the figure's width
+    assert max(map(len, header.split("\n"))) <= fig.get_figwidth() * 12
 
 
 def test_forty_panels_fit_a_slide_width():

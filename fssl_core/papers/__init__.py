@@ -103,6 +103,40 @@ def display_names() -> dict[str, str]:
     return merged
 
 
+def table_figures() -> dict[str, tuple[str, str]]:
+    """Notebook (= figure) name -> (title, the id of the main table it draws) of every paper's table figures
+    (a package's TABLE_FIGURES)."""
+    return {name: entry for p in packages().values() for name, entry in getattr(p, "TABLE_FIGURES", {}).items()}
+
+
+def table_figure_rows(name: str, published: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a notebook's published results that its table figure draws: its main table's (side tables,
+    such as the authors' code reruns, stay in the CSV and the notebook)."""
+    return published[published.table == table_figures()[name][1]]
+
+
+def redraw_table_figure(name: str, profile: str) -> Path | None:
+    """Draw figures/<name>.png from the notebook's published rows (results/<name>.csv, every profile's rows:
+    paper_vs_reproduced shows the paper-protocol one where a cell has both), with the rows' digest in the PNG;
+    None when `name` is no table figure or nothing is published. So a figure always shows the table beside
+    it, whichever slice the last run measured (tests/test_figure_sources.py)."""
+    from ..paths import results_dir
+    from ..plots import paper_vs_reproduced, save_figure
+    from ..report import read_results
+    import matplotlib.pyplot as plt
+    csv = results_dir(profile) / f"{name}.csv"
+    if name not in table_figures() or not csv.exists():
+        return None
+    frame = table_figure_rows(name, read_results(csv))
+    devices = ", ".join(sorted(d for d in set(frame.device.astype(str)) if d and d != "nan"))
+    title = table_figures()[name][0] + (f" ({devices})" if devices else "")
+    fig, _ = paper_vs_reproduced(frame, title=title, display_names=display_names())
+    try:
+        return save_figure(fig, name, profile, source=frame)
+    finally:
+        plt.close(fig)
+
+
 def papers_of(package: ModuleType) -> list[str]:
     return sorted(paper for paper, name in PAPERS.items() if name == package.__name__)
 

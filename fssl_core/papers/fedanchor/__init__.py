@@ -10,6 +10,9 @@ from .claims import CLAIM_METRICS, claim_comparisons, fmnist_claims
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
 # rotated tick labels (Table 3's ablations abbreviated)
+# The table figures (notebook = figure name -> (title, its main table's id)): drawn from the notebook's published rows by
+# paper_vs_reproduced when reproduce publishes them (papers.redraw_table_figure), never from one run's slice
+TABLE_FIGURES = {f"fedanchor_table{i}": (f"FedAnchor Table {i}", f"table{i}") for i in (1, 2, 3)}
 DISPLAY_NAMES = {
     "supervised": "Supervised", "fedcon": "FedCon", "fedavg_fixmatch": "FedAvg+FixMatch", "semifl": "SemiFL",
     "fedanchor": "FedAnchor", "fedanchor_mix": "FedAnchor (mix)", "semifl_no_mixup": "SemiFL w/o mixup",

@@ -26,6 +26,9 @@ from .claims import (BASELINES, CLAIM_SOURCES, TAU_READING, claim_comparisons, f
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
 # rotated tick labels; the markdown prints FedSiam-Π as "FedSiam-II".
+# The table figures (notebook = figure name -> (title, its main table's id)): drawn from the notebook's published rows by
+# paper_vs_reproduced when reproduce publishes them (papers.redraw_table_figure), never from one run's slice
+TABLE_FIGURES = {f"fedsiam_table{i}": (f"FedSiam Table {i}", f"table{i}") for i in (5, 6, 7, 8)}
 DISPLAY_NAMES = {
     "fedavg": "FedAvg", "fedavg_plus": "FedAvg+", "fedsem": "FedSem", "fedfixmatch": "FedFixMatch",
     "fedmatch": "FedMatch", "fedsiam_pi": "FedSiam-Π", "fedsiam_mt": "FedSiam-MT", "fedsiam_d": "FedSiam-D",
