@@ -26,13 +26,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
     parser.add_argument("--methods", default=",".join(QUICK_METHODS),
                         help=f"comma-separated, among {', '.join(METHODS)}")
+    parser.add_argument("--set", action="append", default=[], metavar="key=value",
+                        help="a RunConfig change for every run (an exploratory reading, e.g. fedmix_teacher=received: "
+                             "new run ids, rows the notebook does not show)")
     args = parser.parse_args(argv)
+    from ...config import ConfigError, _field_types, _parse
+    hints = _field_types()
+    bad = [pair for pair in args.set if "=" not in pair or pair.split("=", 1)[0] not in hints]
+    if bad:
+        parser.error(f"--set {bad[0]}: must be key=value with a RunConfig field as key")
+    try:
+        changes = {k: _parse(v, hints[k]) for k, v in (pair.split("=", 1) for pair in args.set)}
+    except ValueError as err:
+        parser.error(f"--set: {err}")
     methods = [m for m in args.methods.split(",") if m]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         parser.error(f"--methods {','.join(unknown)}: must be among {', '.join(METHODS)}")
     cells = streaming_cells(get_profile(args.profile), args.device, methods=methods, precision=args.precision)
-    configs = list({cfg.run_id: cfg for cell in cells for cfg in cell.configs}.values())
+    try:
+        configs = list({c.run_id: c for c in (cfg.replace(**changes) for cell in cells for cfg in cell.configs)}.values())
+    except ConfigError as err:
+        parser.error(f"--set: {err}")
     print(f"[fig8] {len(configs)} run(s) at profile {args.profile} on {args.device} ({args.precision}), side by side: "
           + ", ".join(f"{cfg.algorithm}/{cfg.client_weighting} {cfg.run_id}" for cfg in configs), flush=True)
     results = run_all(configs, workers=len(configs))
