@@ -35,10 +35,12 @@ def main(argv: list[str] | None = None) -> None:
     bad = [pair for pair in args.set if "=" not in pair or pair.split("=", 1)[0] not in hints]
     if bad:
         parser.error(f"--set {bad[0]}: must be key=value with a RunConfig field as key")
-    try:
-        changes = {k: _parse(v, hints[k]) for k, v in (pair.split("=", 1) for pair in args.set)}
-    except ValueError as err:
-        parser.error(f"--set: {err}")
+    changes = {}
+    for key, text in (pair.split("=", 1) for pair in args.set):
+        try:
+            changes[key] = _parse(text, hints[key])
+        except ValueError:
+            parser.error(f"--set {key}={text}: expected {hints[key].__name__}")
     methods = [m for m in args.methods.split(",") if m]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
