@@ -67,8 +67,9 @@ def table() -> str:
         finals[arm] = side(arm, [r.summary["accuracy"] for r in done])
         bests[arm] = side(arm, [r.summary["best_accuracy"] for r in done])
         rows = [m for r in done for m in r.metrics if m["round"] > 6 and "train_mask_rate" in m]
-        pl = (f"{statistics.mean(m['train_mask_rate'] for m in rows):.3f} / "
-              f"{statistics.mean(m['train_masked_correct_rate'] for m in rows):.3f}") if rows else "-"
+        kept = statistics.mean(m["train_mask_rate"] for m in rows) if rows else None
+        right = statistics.mean(m["train_masked_correct_rate"] for m in rows) if rows else None
+        pl = f"{kept:.3f} / {right:.3f} ({right / kept:.0%} of the kept right)" if rows else "-"
         lines.append(f"| {arm} | {fmt(finals[arm])} | {fmt(bests[arm])} | {pl} | "
                      f"{' '.join(r.config.run_id for r in done)} |")
     arms = list(train.ARMS)
