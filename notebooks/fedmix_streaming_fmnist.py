@@ -150,6 +150,14 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # (6% before), yet still far fewer than the 66-83% of FedMatch's, and FedMix-FedLoss (best 73.2%) and
 # FedMix-FedFreq (76.7%) stay below SL (79.85%). FedMatch's run stopped at round 145 of 150 when the
 # GPU's time ran out (best 83.8% at round 140), so it has no paper row.
+#
+# **What is left of it (issue 44, a narrow copy on a CPU: ResNet-9 at 1/8 width,
+# `measurements/2026-11-26-cpu-fedmix-narrow/`).** Within a client's round ψ's trained forwards move its
+# BatchNorm running statistics toward the client's skewed batches, and ȳ from ψ follows them: its accuracy
+# falls with the step while the received ω_t's does not. Reading Eq. 8's ψ_t^k as the received model
+# (`fedmix_teacher='received'`, exploratory) keeps the global model from decaying over 8 FedMix rounds
+# (81% of kept pseudo-labels right against 56%), but FedMix still ends below SL there (3 seeds a side). The
+# paper-protocol run of that reading is a GPU's work (`train_fig8 --set fedmix_teacher=received`).
 
 # %%
 sensitivity_results = reproduce_cells(sensitivity, run_profile, device) if sensitivity else results.iloc[:0]
