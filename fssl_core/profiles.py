@@ -36,13 +36,16 @@ class Profile:
         return list(paper_seeds if self.max_seeds is None else paper_seeds[:self.max_seeds])
 
     def configs(self, paper_config: RunConfig, paper_seeds: list[int],
-                quick: dict[str, Any] | None = None) -> tuple[RunConfig, ...]:
+                quick: dict[str, Any] | None = None, every_seed: bool = False) -> tuple[RunConfig, ...]:
         """The configs this profile runs for one table cell; `quick` are the cell's own reductions,
         applied by the quick profile and, under its own overrides, by smoke (a smoke run is a
-        shortened quick run, e.g. never the paper's large model on a CPU)."""
+        shortened quick run, e.g. never the paper's large model on a CPU). `every_seed`: all of
+        `paper_seeds`, past the profile's share (a notebook's explicit `seeds`, e.g. three seeds
+        behind a claim at a reduced protocol)."""
         changes = dict(quick or {}) if self.protocol == "quick" else {}
         changes.update(self.overrides)
-        return tuple(paper_config.replace(seed=s, **changes) for s in self.seeds(paper_seeds))
+        seeds = list(paper_seeds) if every_seed else self.seeds(paper_seeds)
+        return tuple(paper_config.replace(seed=s, **changes) for s in seeds)
 
     def scope(self, full, quick, smoke=None, headline=None) -> list:
         """What a table sweeps when the notebook leaves it to the profile: the paper's whole list,

@@ -306,3 +306,15 @@ def test_each_fmnist_diagnostic_is_its_method_with_one_change_the_lr():
                  if c.metric == "accuracy"]
         assert probe.configs[0].lr == 0.01 and base.configs[0].lr == 0.03
         assert probe.configs[0].replace(lr=0.03) == base.configs[0]
+
+
+def test_fmnist_cells_take_every_seed_given_past_the_profiles_share():
+    """Left to the profile, quick runs one of the paper's seeds; a notebook's explicit `seeds` runs them all
+    (three seeds behind a claim at the reduced protocol)."""
+    from fssl_core.papers.fedanchor import fmnist_cells
+    from fssl_core.profiles import get_profile
+    quick = get_profile("quick")
+    one = fmnist_cells(quick, "cpu", methods=["fedanchor"], settings=["iid"])
+    three = fmnist_cells(quick, "cpu", methods=["fedanchor"], settings=["iid"], seeds=[1, 2, 3])
+    assert {len(c.configs) for c in one} == {1} and {len(c.configs) for c in three} == {3}
+    assert [c.seed for c in three[0].configs] == [1, 2, 3] and three[0].configs[0] == one[0].configs[0]
