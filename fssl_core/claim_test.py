@@ -89,7 +89,7 @@ class Verdict:
 class Comparison:
     """A claim as the cells it compares: `ours` against each of `theirs` (see the module's rules).
     `by_construction` names the reading that implies the claim; `cut_off` says what the run's length
-    cuts off."""
+    cuts off; `unit`: what the published difference (ours − theirs, or a saving) is counted in."""
     ours: Side
     theirs: tuple[Side, ...]
     kind: str = "above"
@@ -97,6 +97,7 @@ class Comparison:
     points: float | None = None
     by_construction: str | None = None
     cut_off: str | None = None
+    unit: str = "points"
 
     def verdict(self, parity_points: float) -> Verdict:
         return claim_test(self.ours, self.theirs, kind=self.kind, target=self.target,

@@ -254,7 +254,7 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
         mine = frame[frame.paper == paper]
         if len(mine):
             comparisons.update(compare(mine))
-    words, intervals, targets = [], [], []
+    words, intervals, targets, units = [], [], [], []
     for row in claims.itertuples(index=False):
         comparison = comparisons.get(tuple(getattr(row, k) for k in CLAIM_KEY))
         if comparison is None:
@@ -263,14 +263,24 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
                     f"{UNTESTED} (n={n})" if n < MIN_SEEDS else f"{UNTESTED} (cells not named)")
             verdict = Verdict(word)
             targets.append(0.0 if math.isnan(row.paper_value) else row.paper_value)
+            units.append("")
         else:
             if is_parity(row.metric):
                 comparison = replace(comparison, kind="parity")
             verdict = comparison.verdict(PARITY_POINTS)
             targets.append(comparison.target)
+            units.append(comparison.unit)
         words.append(verdict.word)
         intervals.append(str(verdict.interval) if verdict.interval is not None else "")
-    return claims.assign(target=targets, verdict=words, interval=intervals)
+    return claims.assign(target=targets, unit=units, verdict=words, interval=intervals)
+
+
+# The claims table as a reader meets it: the claim's comparison, the difference we measured with its unit, and the
+# threshold it is tested against (not a paper value: "paper 0, ours 29.3" would read as a 29-point miss)
+CLAIM_COLUMNS = {"paper": "paper", "setting": "setting", "labeled": "labeled", "method": "claim: ours vs theirs",
+                 "metric": "difference", "reproduced_value": "measured (ours − theirs)", "unit": "unit",
+                 "target": "tested against", "n_runs": "seeds (fewest side)", "profile": "profile",
+                 "verdict": "verdict", "interval": "95% interval of ours − theirs"}
 
 
 def claims_counted(verdicts: pd.Series) -> str:
@@ -348,7 +358,7 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
     out.write(_markdown_table(table))
     if len(claims):
         out.write("\nClaims: ours against the paper's statement, each tested on the cells it compares by one function "
-                  f"(`fssl_core/claim_test.py`). With fewer than {MIN_SEEDS} seeds on a side (`n_runs`, the fewest) a claim is "
+                  f"(`fssl_core/claim_test.py`). With fewer than {MIN_SEEDS} seeds on a side (`seeds (fewest side)`) a claim is "
                   "`untested` and counts neither way; from 3, Welch's t at its Welch–Satterthwaite degrees of freedom, "
                   "two-sided at 5%: an ordering claim `holds` where the 95% interval of ours − theirs lies above the "
                   "target for every one of theirs (a claim against the best baseline is tested against each "
@@ -356,10 +366,10 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
                   f"holds where the interval lies within ±{PARITY_POINTS:g} point of the target and is refuted where "
                   "it lies wholly outside. `by construction`: implied by a reading of the paper, no evidence; `cut off "
                   "by the run length`: the metric's best round is the run's last. `claims holding` above counts "
-                  "holding of those tested. `interval`: the 95% interval of ours − theirs that decided (against several "
-                  "cells: the one it falls below, else the one it clears least).\n\n")
-        out.write(_markdown_table(claims[["paper", "setting", "labeled", "method", "metric", "paper_value",
-                                          "reproduced_value", "n_runs", "profile", "verdict", "interval"]]))
+                  "holding of those tested. `95% interval of ours − theirs`: the one that decided (against several "
+                  "cells: the one it falls below, else the one it clears least). `tested against`: the threshold of the test (0 "
+                  "for \"ours above theirs\"), not a value the paper printed.\n\n")
+        out.write(_markdown_table(claims[list(CLAIM_COLUMNS)].rename(columns=CLAIM_COLUMNS)))
     return out.getvalue()
 
 

@@ -55,10 +55,10 @@ def _streaming(results: pd.DataFrame, method: str = "fedmix_fedloss",
          Comparison(_side(results, method, "best_accuracy"), (_side(results, baseline, "best_accuracy"),), "parity")),
         ("rounds_saved_to_best_acc", value(baseline, "best_round") - value(method, "best_round"), saved,
          Comparison(best_rounds[1], (best_rounds[0],), target=saved if saved is not None else math.nan,
-                    cut_off=f"{', '.join(last)} = the run's last round ({rounds})" if last else None)),
+                    cut_off=f"{', '.join(last)} = the run's last round ({rounds})" if last else None, unit="rounds")),
         ("comm_reduction", 1.0 - value(method, "total_mb") / value(baseline, "total_mb"), reduction,
          Comparison(_side(results, baseline, "total_mb").scaled(1.0 - (reduction or 0.0)),
-                    (_side(results, method, "total_mb"),))),
+                    (_side(results, method, "total_mb"),), unit="fraction of the baseline's MB")),
     ]
     rows = []
     for metric, ours, paper, comparison in claims:

@@ -109,9 +109,9 @@ def _table5(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
         claims = [("fedsiam_d vs best baseline", "fedsiam_d_minus_best_baseline", d, _best(baselines),
                    Comparison(d, tuple(baselines))),
                   ("fedsiam_d vs fedsiam_pi", "upload_d_minus_pi", up_d, up_pi,
-                   Comparison(up_d, (up_pi,), by_construction=TAU_READING)),
+                   Comparison(up_d, (up_pi,), by_construction=TAU_READING, unit="MB")),
                   ("fedsiam_mt vs fedsiam_d", "upload_mt_minus_d", up_mt, up_d,
-                   Comparison(up_mt, (up_d,), by_construction=TAU_READING)),
+                   Comparison(up_mt, (up_d,), by_construction=TAU_READING, unit="MB")),
                   ("fedsiam_d vs fedsiam_mt", "fedsiam_d_mt_accuracy_parity", d, mt, Comparison(d, (mt,), "parity"))]
         rows += _claim_rows("table5_claims", (setting, labeled, dataset), claims, column.iloc[0])
     return rows
