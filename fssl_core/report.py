@@ -254,29 +254,24 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
         mine = frame[frame.paper == paper]
         if len(mine):
             comparisons.update(compare(mine))
-    words, intervals, targets, units = [], [], [], []
+    decided = []       # (verdict, interval, target, unit) per claim row
     for row in claims.itertuples(index=False):
         comparison = comparisons.get(tuple(getattr(row, k) for k in CLAIM_KEY))
         if comparison is None:
             n = 0 if math.isnan(row.n_runs) else int(row.n_runs)
-            word = (NOT_MEASURED if math.isnan(row.reproduced_value) else
-                    f"{UNTESTED} (n={n})" if n < MIN_SEEDS else f"{UNTESTED} (cells not named)")
-            verdict = Verdict(word)
-            targets.append(0.0 if math.isnan(row.paper_value) else row.paper_value)
-            units.append("")
+            verdict = Verdict(NOT_MEASURED if math.isnan(row.reproduced_value) else
+                              f"{UNTESTED} (n={n})" if n < MIN_SEEDS else f"{UNTESTED} (cells not named)")
+            target, unit = (0.0 if math.isnan(row.paper_value) else row.paper_value), ""
         else:
             if is_parity(row.metric):
                 comparison = replace(comparison, kind="parity")
-            verdict = comparison.verdict(PARITY_POINTS)
-            targets.append(comparison.target)
-            units.append(comparison.unit)
-        words.append(verdict.word)
-        intervals.append(str(verdict.interval) if verdict.interval is not None else "")
+            verdict, target, unit = comparison.verdict(PARITY_POINTS), comparison.target, comparison.unit
+        decided.append((verdict.word, "" if verdict.interval is None else str(verdict.interval), target, unit))
+    words, intervals, targets, units = (list(c) for c in zip(*decided)) if decided else ([], [], [], [])
     return claims.assign(target=targets, unit=units, verdict=words, interval=intervals)
 
 
-# The claims table as a reader meets it: the claim's comparison, the difference we measured with its unit, and the
-# threshold it is tested against (not a paper value: "paper 0, ours 29.3" would read as a 29-point miss)
+# The claims table as a reader meets it; its threshold is no paper value ("paper 0, ours 29.3" reads as a miss)
 CLAIM_COLUMNS = {"paper": "paper", "setting": "setting", "labeled": "labeled", "method": "claim: ours vs theirs",
                  "metric": "difference", "reproduced_value": "measured (ours − theirs)", "unit": "unit",
                  "target": "tested against", "n_runs": "seeds (fewest side)", "profile": "profile",
@@ -367,8 +362,8 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
                   "it lies wholly outside. `by construction`: implied by a reading of the paper, no evidence; `cut off "
                   "by the run length`: the metric's best round is the run's last. `claims holding` above counts "
                   "holding of those tested. `95% interval of ours − theirs`: the one that decided (against several "
-                  "cells: the one it falls below, else the one it clears least). `tested against`: the threshold of the test (0 "
-                  "for \"ours above theirs\"), not a value the paper printed.\n\n")
+                  "cells: the one it falls below, else the one it clears least). `tested against`: the threshold of "
+                  "the test (0 for \"ours above theirs\"), not a value the paper printed.\n\n")
         out.write(_markdown_table(claims[list(CLAIM_COLUMNS)].rename(columns=CLAIM_COLUMNS)))
     return out.getvalue()
 
