@@ -195,6 +195,13 @@ class RunConfig:
     @classmethod
     def from_strings(cls, pairs: dict[str, str]) -> "RunConfig":
         """Build from command-line `key=value` strings, converting each by the field's type."""
+        return cls.from_dict(cls.values_from_strings(pairs))
+
+    @staticmethod
+    def values_from_strings(pairs: dict[str, str]) -> dict[str, Any]:
+        """Command-line `key=value` strings as field values, each converted by its field's type (an unknown
+        key is left as text, for from_dict to name); a value of the wrong type is one ConfigError line.
+        Also for a change to a built config: `cfg.replace(**RunConfig.values_from_strings(...))`."""
         hints = _field_types()
         converted: dict[str, Any] = {}
         for key, text in pairs.items():
@@ -204,7 +211,7 @@ class RunConfig:
             except ValueError:
                 how = f", written in ASCII digits ({_EXAMPLE[kind]})" if kind in _EXAMPLE else ""
                 raise ConfigError(f"RunConfig.{key}={text!r}: expected {kind.__name__}{how}") from None
-        return cls.from_dict(converted)
+        return converted
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)

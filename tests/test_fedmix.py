@@ -212,3 +212,14 @@ def test_the_server_trains_with_its_own_batches_and_sgd_and_the_clients_keep_tab
     assert at_server == [(True, *server)]
     assert next(c[4] for c in calls if c[0]) == 600 // server[0]          # one epoch over the 600 labels
     assert at_clients == {(50, 0.9, 1e-4)}
+
+
+def test_the_scripts_set_option_types_each_field_and_refuses_bad_pairs_in_one_line():
+    """train_fig8's and diagnose.py's --set key=value (the GPU hand-over of the received reading)."""
+    from fssl_core.config import ConfigError
+    from fssl_core.papers.fedmix.train_fig8 import parse_set
+    assert parse_set(["fedmix_teacher=received", "rounds=3", "pseudo_label_threshold=0.5"]) == {
+        "fedmix_teacher": "received", "rounds": 3, "pseudo_label_threshold": 0.5}
+    for bad, says in (("rounds=x", "expected int"), ("bogus=1", "RunConfig field"), ("nokey", "key=value")):
+        with pytest.raises(ConfigError, match=says):
+            parse_set([bad])

@@ -28,6 +28,7 @@ from ...algorithms.base import clone
 from ...data.augment import random_crop_flip
 from ...profiles import get_profile
 from .cells import METHODS, STREAMING, paper_config
+from .train_fig8 import parse_set
 
 
 def _bn_buffers(tensors: dict) -> list[str]:
@@ -47,18 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="fedmix_diagnose.csv")
     args = parser.parse_args(argv)
 
-    from ...config import ConfigError, _field_types, _parse
+    from ...config import ConfigError
     from ...engine import Federation
     cfg = paper_config(args.method, args.device, **STREAMING)
     cfg = get_profile(args.profile).configs(cfg, [args.seed])[0]
-    hints = _field_types()
-    changes = dict(pair.split("=", 1) for pair in args.set if "=" in pair)
-    unknown = [pair for pair in args.set if "=" not in pair or pair.split("=", 1)[0] not in hints]
-    if unknown:
-        parser.error(f"--set {unknown[0]}: must be key=value with a RunConfig field as key")
     try:
-        cfg = cfg.replace(**{k: _parse(v, hints[k]) for k, v in changes.items()})
-    except (ValueError, ConfigError) as err:
+        cfg = cfg.replace(**parse_set(args.set))
+    except ConfigError as err:
         parser.error(f"--set: {err}")
     cfg = cfg.replace(trainer="sequential", rounds=max(cfg.rounds, args.rounds))
     fed = Federation.build(cfg)

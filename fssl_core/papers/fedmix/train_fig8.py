@@ -19,6 +19,16 @@ from ...profiles import PROFILES, get_profile
 from .cells import METHODS, QUICK_METHODS, streaming_cells
 
 
+def parse_set(pairs: list[str]) -> dict:
+    """`--set key=value` arguments as RunConfig field values; a pair without '=', an unknown field or a value of
+    the wrong type is one ConfigError line (also diagnose.py's)."""
+    from ...config import ConfigError, RunConfig
+    bad = [pair for pair in pairs if "=" not in pair or pair.split("=", 1)[0] not in RunConfig.__dataclass_fields__]
+    if bad:
+        raise ConfigError(f"{bad[0]}: must be key=value with a RunConfig field as key")
+    return RunConfig.values_from_strings(dict(pair.split("=", 1) for pair in pairs))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.train_fig8", description=__doc__.split("\n")[0])
     parser.add_argument("--profile", default="paper", choices=list(PROFILES))
@@ -30,17 +40,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="a RunConfig change for every run (an exploratory reading, e.g. fedmix_teacher=received: "
                              "new run ids, rows the notebook does not show)")
     args = parser.parse_args(argv)
-    from ...config import ConfigError, _field_types, _parse
-    hints = _field_types()
-    bad = [pair for pair in args.set if "=" not in pair or pair.split("=", 1)[0] not in hints]
-    if bad:
-        parser.error(f"--set {bad[0]}: must be key=value with a RunConfig field as key")
-    changes = {}
-    for key, text in (pair.split("=", 1) for pair in args.set):
-        try:
-            changes[key] = _parse(text, hints[key])
-        except ValueError:
-            parser.error(f"--set {key}={text}: expected {hints[key].__name__}")
+    from ...config import ConfigError
+    try:
+        changes = parse_set(args.set)
+    except ConfigError as err:
+        parser.error(f"--set: {err}")
     methods = [m for m in args.methods.split(",") if m]
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
