@@ -34,6 +34,7 @@ import torch
 
 from ..algorithms.base import Payload, State, Upload
 from ..config import RunConfig
+from ..engine import Federation, payload_bytes
 
 try:
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
@@ -47,8 +48,7 @@ SEP = "/"
 _federations: dict[str, Any] = {}       # run id -> Federation, one per process (data loaded once)
 
 
-def _federation(cfg: RunConfig):
-    from ..engine import Federation
+def _federation(cfg: RunConfig) -> Federation:
     if cfg.run_id not in _federations:
         if cfg.device == "cpu":       # one thread, as RunStore.execute trains: a reduction's order is fixed
             torch.set_num_threads(1)
@@ -120,8 +120,7 @@ class FsslStrategy(Strategy):
         deadline = time.monotonic() + wait
         while len(grid.get_node_ids()) < self.cfg.clients and time.monotonic() < deadline:
             time.sleep(0.2)
-        asks = [Message(content=RecordDict({"config": ConfigRecord({"run": json.dumps(self.cfg.to_dict())})}),
-                        dst_node_id=node, message_type="query") for node in grid.get_node_ids()]
+        asks = [Message(content=RecordDict(), dst_node_id=node, message_type="query") for node in grid.get_node_ids()]
         for reply in grid.send_and_receive(asks):
             if reply.has_error():
                 raise RuntimeError(f"[flower] node {reply.metadata.src_node_id}: {reply.error.reason}")
@@ -139,7 +138,6 @@ class FsslStrategy(Strategy):
         fed.server_begin(self.state, round)
         participations = fed.participations(round)
         messages, self._downloaded = [], 0
-        from ..engine import payload_bytes
         for client in fed.sample_clients(round):
             payload = algo.download(self.state, round, client)
             self._downloaded += payload_bytes(payload)

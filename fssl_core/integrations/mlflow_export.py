@@ -81,6 +81,7 @@ def export(runs: Path | str | None = None, uri: str = DEFAULT_URI, experiment: s
     """Export the finished runs of the store at `runs` (default $FSSL_RUNS or ./runs) to MLflow at `uri`."""
     _mlflow()
     from mlflow import MlflowClient
+    from mlflow.entities import Param
     client = MlflowClient(tracking_uri=uri)
     experiment_id = _experiment_id(client, experiment, uri)
     report = ExportReport()
@@ -91,20 +92,16 @@ def export(runs: Path | str | None = None, uri: str = DEFAULT_URI, experiment: s
             print(f"[export mlflow] skipped {d.name}, damaged: {proven}", file=sys.stderr)
             continue
         cfg = proven.config
-        done = False
-        for old in client.search_runs([experiment_id], f"tags.`fssl.identity_hash` = '{cfg.identity_hash}'"):
-            if old.data.tags.get(COMPLETE_TAG) == "true" and not done:
-                done = True
-            elif old.data.tags.get(COMPLETE_TAG) != "true":
-                client.delete_run(old.info.run_id)           # a half-written export: redone below
-        if done:
+        exported = client.search_runs([experiment_id], f"tags.`fssl.identity_hash` = '{cfg.identity_hash}'")
+        for half in (r for r in exported if r.data.tags.get(COMPLETE_TAG) != "true"):
+            client.delete_run(half.info.run_id)              # a half-written export: redone below
+        if any(r.data.tags.get(COMPLETE_TAG) == "true" for r in exported):
             report.already.append(cfg.run_id)
             continue
         run = client.create_run(experiment_id, run_name=describe(cfg), tags={
             "fssl.run_id": cfg.run_id, "fssl.identity_hash": cfg.identity_hash,
             "fssl.status": proven.status})
         rid = run.info.run_id
-        from mlflow.entities import Param
         params = [Param(k, str(v)) for k, v in sorted(cfg.to_dict().items())]
         for j in range(0, len(params), 100):                 # MLflow's params-per-call limit
             client.log_batch(rid, params=params[j:j + 100])
