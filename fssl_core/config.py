@@ -222,7 +222,8 @@ class RunConfig:
 
     @property
     def run_id(self) -> str:
-        """Hash of every field that changes the result and differs from its default, plus the
+        """Hash of every field that changes the result and differs from its default (an algorithm's
+        setting that the run's algorithm does not read changes nothing: algorithms.ignored_settings), plus the
         revisions of the computation (ENGINE_REVISION, the algorithm's own and, where bumped, the
         network's). Leaving defaults out means a new knob, added with a default that keeps the old
         behaviour, does not orphan the runs already in a store; changing what a run computes is a revision bump."""
@@ -232,10 +233,11 @@ class RunConfig:
     def identity_hash(self) -> str:
         """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
         stored file's `config_hash` must equal to belong to this run (store/integrity.py)."""
-        from .algorithms import ALGORITHMS
-        identity = {k: v for k, v in self.to_dict().items()
-                    if k not in NOT_IN_IDENTITY and v != _DEFAULTS[k]}
+        from .algorithms import ALGORITHMS, ignored_settings
         algorithm = ALGORITHMS.get(self.algorithm)        # validated already; get() for a half-built config
+        ignored = ignored_settings(self.algorithm) if algorithm else frozenset()
+        identity = {k: v for k, v in self.to_dict().items()
+                    if k not in NOT_IN_IDENTITY and k not in ignored and v != _DEFAULTS[k]}
         identity["revision"] = [ENGINE_REVISION, algorithm.revision if algorithm else 0]
         from .data.partition import LABELS_AT
         if LABELS_AT.get(self.partition) == "server":

@@ -1,6 +1,7 @@
 """Registry of algorithms by name: a new method is a new file plus one line here."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from ..data.partition import LABELS_AT
@@ -72,3 +73,10 @@ def config_rules() -> tuple[dict[str, Any], tuple[Callable, ...]]:
                 if check not in checks:
                     checks.append(check)
     return owned, (*checks, _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection)
+
+
+@functools.cache
+def ignored_settings(algorithm: str) -> frozenset[str]:
+    """The algorithms' settings that `algorithm` does not read (Algorithm.reads): left out of its runs'
+    identity, since no value of them changes what such a run computes."""
+    return frozenset(config_rules()[0]) - ALGORITHMS[algorithm].reads()

@@ -233,6 +233,18 @@ class Algorithm:
         "server_sgd": tuple(SERVER_SGD),
     }
     checks: tuple[Callable, ...] = ()
+    # Settings introduced by a class outside this one's ancestry that it reads too (FedMatch reads
+    # FedFixMatch's threshold T). With its ancestry's `settings` they are what it reads (`reads`); an
+    # algorithm's setting that the run's algorithm does not read is left out of the run identity
+    # (config.py), so that, e.g., `tau_mu` set for a FedAvg row of a sweep does not retrain FedAvg.
+    reads_also: tuple[str, ...] = ()
+
+    @classmethod
+    def reads(cls) -> frozenset[str]:
+        """The algorithms' settings this algorithm reads (tests/test_algorithm_reads.py records what a
+        short run of each algorithm reads and checks it is among them)."""
+        return frozenset(name for klass in cls.__mro__
+                         for name in (*vars(klass).get("settings", {}), *vars(klass).get("reads_also", ())))
 
     def __init__(self, cfg: RunConfig, ctx: Context):
         self.cfg = cfg

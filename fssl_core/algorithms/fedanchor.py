@@ -92,9 +92,10 @@ class FedAnchor(AlternateTraining):
     revision = 2     # 2: static BN (when on) also after pre-training: round 1's Z^anchor and pseudo-labels use it
     needs_projection = True    # the anchor head (RunConfig.projection_dim; the paper's is 128)
     settings = {
-        "projection_dim": "[0, 65536]",
         "contrastive_temperature": "[1e-6, inf)",   # τ of Eq. 1
         "contrastive_batch_size": "[2, 1000000]",
+        "contrastive_loss": (False, True),          # False: Table 3's "w/o contr loss"
+        "server_mixup": (False, True),              # FedAnchor (mix)
     }
 
     # --- server ------------------------------------------------------------------------------

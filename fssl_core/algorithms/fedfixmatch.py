@@ -78,6 +78,7 @@ class FedFixMatch(Algorithm):
         "unlabeled_loss_weight": "[0, inf)",    # λ_u
         "labeled_loss_mean": ("labeled", "batch"),
     }
+    reads_also = ("pretrain_epochs", "pretrain_lr")     # the server's pre-training (FedAnchor's baseline)
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

@@ -187,6 +187,7 @@ class FedMatch(Algorithm):
         "fedmatch_lambda_l1": "[0, inf)",
         "fedmatch_lambda_l2": "[0, inf)",
     }
+    reads_also = ("pseudo_label_threshold", "unlabeled_loss_weight")    # FedFixMatch's T and λ_u
 
     @staticmethod
     def _helpers(cfg, facts):

@@ -133,6 +133,7 @@ class FedMix(Algorithm):
         "fedmix_warmup_rounds": "[0, 1000000]",
         "fedmix_teacher": ("trained", "received"),
     }
+    reads_also = ("pseudo_label_threshold",)    # the confidence threshold (FedFixMatch's T)
 
     @staticmethod
     def _mix_weights(cfg, facts):

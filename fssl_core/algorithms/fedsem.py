@@ -80,6 +80,7 @@ class FedSem(Algorithm):
     # training, then pseudo-labels), which FedSiam does not report but which trains
     labels_at = ("client", "server")
     settings = {"fedsem_phase1_fraction": "[0, 1]"}     # R_G^1 / R_G
+    reads_also = ("unlabeled_loss_weight",)             # λ_u of the pseudo-label phase (FedFixMatch's)
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

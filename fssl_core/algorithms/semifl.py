@@ -80,7 +80,9 @@ class AlternateTraining(Algorithm):
         "mix_loss_weight": "[0, inf)",          # b, Eq. 10
         "pretrain_epochs": "[0, 10000]",
         "pretrain_lr": "(0, inf)",
+        "client_mixup": (False, True),          # False: L_fix only
     }
+    reads_also = ("pseudo_label_threshold",)    # FedFixMatch's T, the clients' confidence threshold
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}
