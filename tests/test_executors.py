@@ -71,3 +71,23 @@ def test_fssl_workers_is_a_whole_number_or_one_clear_error(monkeypatch, text, wo
             default_workers([])
     else:
         assert default_workers([]) == workers
+
+
+def test_a_worker_that_cannot_write_its_run_raises_the_stores_one_line_and_leaves_no_worker(tmp_path):
+    """A run whose store write fails inside a worker process (here its lock file's path is a directory)
+    reaches the caller as the store's StoreIOError, the line `reproduce` prints before exiting with 4
+    (cli.IO_FAILURE), and the other worker is stopped, not left behind."""
+    import multiprocessing
+
+    from fssl_core import cli
+    from fssl_core.store import StoreIOError
+
+    from .test_cli import TINY_RUN
+    healthy, broken = (RunConfig.from_strings(cli._pairs([*TINY_RUN, f"seed={s}"])) for s in (1, 2))
+    store = RunStore(tmp_path)
+    store.dir(broken).mkdir()
+    (store.dir(broken) / ".lock").mkdir()
+    with pytest.raises(StoreIOError) as raised:
+        run_all([healthy, broken], store=store, progress=False, workers=2, executor="local")
+    assert str(raised.value) == f"{store.dir(broken) / '.lock'}: cannot open the lock file: Is a directory"
+    assert multiprocessing.active_children() == []
