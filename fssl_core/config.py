@@ -155,6 +155,8 @@ class RunConfig:
     contrastive_batch_size: int = 64 # anchors per batch of the L_c epoch (the paper gives none; see fedanchor.py)
     client_mixup: bool = True        # clients minimise L_fix + b·L_mix (Appendix B, Eq. 10); False: L_fix only
     server_mixup: bool = False       # FedAnchor (mix): the server's supervised epoch trains on mixup (§4.5)
+    server_ce_view: str = "strong"   # FedAnchor's server CE epoch on the anchors: 'strong' views (§4.5) or 'weak',
+                                     # SemiFL's (the comparison without that difference; algorithms/fedanchor.py)
     mixup_beta: float = 0.75         # a of λ_mix ~ Beta(a, a) (Eq. 8)
     mix_loss_weight: float = 1.0     # b (Eq. 10)
     byol_hidden: int = 512           # FedCon: hidden width of the BYOL predictor MLP

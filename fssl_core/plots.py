@@ -306,7 +306,8 @@ def save_figure(fig, name: str, profile: str, source: pd.DataFrame | None = None
 YLABELS = {"accuracy": "test accuracy (%)", "pseudo_label_accuracy": "pseudo-label accuracy, kept samples (%)",
            "pseudo_label_accuracy_all": "pseudo-label accuracy, all samples (%)",
            "pseudo_label_accuracy_all_classifier": "pseudo-label accuracy, classifier head (%)",
-           "selected": "samples passing the threshold, per client"}
+           "selected": "samples passing the threshold, per client",
+           "selected_softmax95": "samples with softmax > 0.95, per client"}
 
 
 def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", target: float | None = None,

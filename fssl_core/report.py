@@ -84,6 +84,7 @@ METRICS: dict[str, Callable[[RunResult], float | None]] = {
     "pseudo_label_accuracy": lambda r: _round_mean(r, "pseudo_label_accuracy"),
     "pseudo_label_accuracy_all": lambda r: _round_mean(r, "pseudo_label_accuracy_all"),   # of every sample
     "selected": lambda r: _round_mean(r, "selected"),
+    "selected_softmax95": lambda r: _round_mean(r, "selected_softmax95"),   # FedAnchor's past SemiFL's test
     # FedSiam-D: τ as the server set it (Eq. 11/12, clipped to [0, 1]) and the fraction of online-net
     # layers the clients actually uploaded, both averaged over the rounds (target: 1 − μ)
     "mean_tau": lambda r: _round_mean(r, "tau"),

@@ -78,6 +78,8 @@ methods = None                          # None: the profile's scope (headline: f
 diagnostics = None                      # variants that explain a result (not the paper's methods); None:
                                         # fedavg_fixmatch_lr0.01, supervised_lr0.01 (none at the headline profile)
 seeds = None                            # None: the profile's share of seeds 1-3
+same_views = None                       # None: the profile's scope (headline: none; else FedAnchor with SemiFL's
+                                        # server views, fedanchor_weak_server: the comparison without the difference)
 
 # %% tags=["plan"]
 from fssl_core.papers import fedanchor
@@ -87,6 +89,10 @@ run_profile = get_profile(profile)
 cells = fedanchor.fmnist_cells(run_profile, device, methods=methods, settings=settings, anchors=anchors, seeds=seeds)
 if diagnostics is None:
     diagnostics = run_profile.scope(list(fedanchor.DIAGNOSTICS), list(fedanchor.DIAGNOSTICS), headline=[])
+if same_views is None:
+    same_views = run_profile.scope([fedanchor.SAME_VIEWS], [fedanchor.SAME_VIEWS], headline=[])
+same_view_cells = fedanchor.fmnist_cells(run_profile, device, methods=same_views, settings=settings, anchors=anchors,
+                                         seeds=seeds, metrics=fedanchor.SAME_VIEWS_METRICS)
 probe = [c for c in fedanchor.fmnist_cells(run_profile, device, methods=diagnostics, settings=settings,
                                            anchors=anchors, seeds=seeds) if c.metric == "accuracy"] if diagnostics else []
 
@@ -112,6 +118,21 @@ results.pivot_table(index=["setting", "method"], columns="metric", values="repro
 
 # %%
 comparison_table(claims)
+
+# %% [markdown]
+# ## The same comparison without the two differences
+#
+# FedAnchor's server cross-entropy epoch sees strongly augmented anchors and SemiFL's weakly augmented ones,
+# and `selected` counts each method's samples past its own test. Below, FedAnchor trained with SemiFL's weak
+# server views (`fedanchor_weak_server`, everything else equal), and its samples counted by SemiFL's test
+# (softmax > 0.95 on its classifier head, `selected_softmax95`) against SemiFL's `selected`. The three
+# differences are tested as above (Welch's t from three seeds a side; fewer: untested).
+
+# %%
+same_view_results = reproduce_cells(same_view_cells, run_profile, device) if same_view_cells else results.iloc[:0]
+same_view_claims = (fedanchor.fmnist_same_views_claims(pd.concat([results, same_view_results], ignore_index=True))
+                    if len(same_view_results) else results.iloc[:0])
+comparison_table(same_view_claims)
 
 # %% [markdown]
 # Curves per round, mean over seeds: test accuracy (the paper's Figs. 6-8), the accuracy of the
@@ -159,6 +180,7 @@ first_rounds = pd.concat([curves_of(fixmatch + fixmatch_probe, key).set_index(["
 first_rounds[first_rounds.index.get_level_values("round") <= 5].round(2)
 
 # %%
-save_notebook_results(pd.concat([results, claims, probe_results], ignore_index=True), "fedanchor_fmnist", run_profile)
+save_notebook_results(pd.concat([results, claims, same_view_results, same_view_claims, probe_results], ignore_index=True),
+                      "fedanchor_fmnist", run_profile)
 comparison_table(pd.concat([results[results.method.isin(["fedavg_fixmatch", "supervised"])
                                     & (results.metric == "accuracy")], probe_results], ignore_index=True))

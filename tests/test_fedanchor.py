@@ -318,3 +318,59 @@ def test_fmnist_cells_take_every_seed_given_past_the_profiles_share():
     three = fmnist_cells(quick, "cpu", methods=["fedanchor"], settings=["iid"], seeds=[1, 2, 3])
     assert {len(c.configs) for c in one} == {1} and {len(c.configs) for c in three} == {3}
     assert [c.seed for c in three[0].configs] == [1, 2, 3] and three[0].configs[0] == one[0].configs[0]
+
+
+def test_the_server_ce_epoch_sees_the_view_server_ce_view_names():
+    """`server_ce_view='weak'` gives FedAnchor's server CE epoch SemiFL's views (the comparison without the view
+    difference); the loss on hand-made views: zeros give logits (0, 0), CE log 2; ones give (3, −3), labels (0, 1)."""
+    from types import SimpleNamespace
+
+    from fssl_core.algorithms.fedanchor import FedAnchor
+    seen = []
+
+    class Anchors:
+        y = torch.tensor([0, 1])
+
+        def strong(self):
+            seen.append("strong")
+            return torch.zeros(2, 3)
+
+        def weak(self):
+            seen.append("weak")
+            return torch.ones(2, 3)
+
+    ctx = SimpleNamespace(apply=lambda model, x: torch.stack([x.sum(1), -x.sum(1)], 1))
+    expected = {"strong": math.log(2), "weak": 3 + math.log1p(math.exp(-6))}
+    for view in ("strong", "weak"):
+        cfg = RunConfig(algorithm="fedanchor", partition="server_iid", projection_dim=16, server_ce_view=view)
+        loss, _ = FedAnchor(cfg, ctx).server_loss({"model": None}, SimpleNamespace(labeled=Anchors()), None)
+        assert seen == [view] and float(loss) == pytest.approx(expected[view])
+        seen.clear()
+    assert RunConfig(algorithm="fedanchor", partition="server_iid", projection_dim=16).server_ce_view == "strong"
+
+
+def test_a_round_averages_each_selected_count_over_its_clients():
+    from fssl_core.algorithms.semifl import _round_report
+    reports = [{"selected": 2.0, "selected_softmax95": 4.0, "correct_selected": 1.0, "correct_all": 3.0, "unlabeled": 10.0},
+               {"selected": 6.0, "selected_softmax95": 0.0, "correct_selected": 3.0, "correct_all": 5.0, "unlabeled": 10.0}]
+    assert _round_report(reports) == {"selected": 4.0, "selected_softmax95": 2.0, "pseudo_label_accuracy": 50.0,
+                                      "pseudo_label_accuracy_all": 40.0}
+
+
+def test_same_views_claims_compare_fedanchor_with_semifls_views_and_test_against_semifl():
+    rows = [{"setting": "iid", "labeled": "250", "method": m, "metric": k, "reproduced_value": v, "n_runs": 3,
+             "reproduced_std": 1.0, "profile": "quick", "device": "cpu", "status": "reduced"}
+            for m, k, v in [("fedanchor_weak_server", "accuracy", 70.0), ("semifl", "accuracy", 66.0),
+                            ("fedanchor_weak_server", "selected", 500.0), ("semifl", "selected", 200.0),
+                            ("fedanchor_weak_server", "selected_softmax95", 260.0),
+                            ("fedanchor_weak_server", "pseudo_label_accuracy_all", 71.0),
+                            ("semifl", "pseudo_label_accuracy_all", 65.0), ("fedanchor", "accuracy", 99.0)]]
+    claims = fedanchor.fmnist_same_views_claims(pd.DataFrame(rows))
+    assert set(claims.table) == {"fmnist_claims_same_views"} and set(claims.method) == {"fedanchor_weak_server vs semifl"}
+    # selected: its samples past SemiFL's test (260) against SemiFL's (200), not its own test's 500
+    assert claims.set_index("metric").reproduced_value.to_dict() == {
+        "pseudo_label_accuracy_all_gap": 6.0, "selected_softmax95_gap": 60.0, "accuracy_gap": 4.0}
+    comparisons = fedanchor.claim_comparisons(pd.DataFrame(rows).assign(paper="fedanchor", table="fmnist", dataset="fashion_mnist"))
+    selected = next(c for key, c in comparisons.items() if "selected_softmax95_gap" in key)
+    assert (selected.ours.mean, selected.theirs[0].mean, selected.unit) == (260.0, 200.0,
+                                                                            "samples per client (one test: softmax > 0.95)")

@@ -23,7 +23,9 @@ Reading choices, and why:
 - Both server losses reach the shared backbone (the paper suggests placing the anchor head late "to
   let the earlier ones maintain their feature extraction", which presumes L_c changes them). The
   CE epoch uses strong augmentation (§4.5: "instead of only using strong augmentation"), the L_c
-  epoch weak augmentation. Pre-training (Appendix C: 5 epochs at 0.05) runs both epochs each time,
+  epoch weak augmentation. SemiFL's server epoch sees weak views (semifl.py, as its code does), so the
+  two methods' accuracies differ by that too: `server_ce_view='weak'` gives FedAnchor SemiFL's views,
+  the comparison without it (papers/fedanchor, `fedanchor_weak_server`). Pre-training (Appendix C: 5 epochs at 0.05) runs both epochs each time,
   so the first pseudo-labels already come from a trained anchor head.
 - Z^anchor is computed in eval mode on the un-augmented anchors, like the clients' z^m.
 - The download is the model, the S × 128 embeddings (float32) and their labels (uint8; the paper's
@@ -50,6 +52,10 @@ from ..batches import Batch, Plan
 from ..training import Nets, Step, Tensors
 from .base import Payload, State
 from .semifl import AlternateTraining, mixup_lambda, mixup_loss
+
+
+# SemiFL's threshold (Appendix C), the common criterion at which FedAnchor's confident samples are counted too
+COMMON_CONFIDENCE = 0.95
 
 
 def label_contrastive_loss(z: Tensor, y: Tensor, temperature: float) -> Tensor:
@@ -96,6 +102,7 @@ class FedAnchor(AlternateTraining):
         "contrastive_batch_size": "[2, 1000000]",
         "contrastive_loss": (False, True),          # False: Table 3's "w/o contr loss"
         "server_mixup": (False, True),              # FedAnchor (mix)
+        "server_ce_view": ("strong", "weak"),       # the server CE epoch's view of the anchors (see above)
     }
 
     # --- server ------------------------------------------------------------------------------
@@ -120,7 +127,8 @@ class FedAnchor(AlternateTraining):
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         x = batch.labeled
         if not self.cfg.server_mixup:
-            loss = F.cross_entropy(self.ctx.apply(nets["model"], x.strong()), x.y)
+            view = x.strong() if self.cfg.server_ce_view == "strong" else x.weak()
+            loss = F.cross_entropy(self.ctx.apply(nets["model"], view), x.y)
             return loss, {"server_ce": loss.detach()}
         # Appendix B on the anchors' true labels: partners drawn with replacement from the batch
         partner = torch.randint(0, len(x), (len(x),), generator=x.generator).to(x.idx.device)
@@ -143,5 +151,9 @@ class FedAnchor(AlternateTraining):
     def pseudo_label(self, model: Tensors, payload: Payload, idx: Tensor) -> tuple[Tensor, Tensor, dict]:
         logits, z = self.ctx.predict(model, idx)
         labels, score = anchor_pseudo_labels(z, payload["anchors"], payload["anchor_labels"], self.ctx.num_classes)
+        probability = logits.softmax(1).max(1).values
         classifier_correct = (logits.argmax(1) == self.ctx.images.y[idx]).sum()   # Fig. 9's other curve
-        return labels, score, {"correct_all_classifier": classifier_correct}
+        # the samples SemiFL's test (softmax > 0.95) would keep from this classifier head: FedAnchor's
+        # `selected` counts its own test (cosine > t), so only this count compares with SemiFL's (metrics only)
+        confident = (probability > COMMON_CONFIDENCE).sum()
+        return labels, score, {"correct_all_classifier": classifier_correct, "selected_softmax95": confident}

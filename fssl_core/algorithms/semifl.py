@@ -167,11 +167,14 @@ class AlternateTraining(Algorithm):
 
 
 def _round_report(reports: list[dict[str, float]]) -> dict[str, float]:
-    """Round metrics from the clients' reports: mean selected per client, accuracies in % of the
-    kept and of all unlabeled samples (`correct_all*` entries, e.g. FedAnchor's classifier head)."""
+    """Round metrics from the clients' reports: mean selected per client (and `selected_*` counts, e.g.
+    FedAnchor's samples past SemiFL's test), accuracies in % of the kept and of all unlabeled samples
+    (`correct_all*` entries, e.g. FedAnchor's classifier head)."""
     selected = sum(r["selected"] for r in reports)
     unlabeled = sum(r["unlabeled"] for r in reports)
     out = {"selected": selected / max(len(reports), 1)}
+    for key in sorted(k for k in (reports[0] if reports else {}) if k.startswith("selected_")):   # other counts
+        out[key] = sum(r[key] for r in reports) / len(reports)
     if selected:
         out["pseudo_label_accuracy"] = 100.0 * sum(r["correct_selected"] for r in reports) / selected
     if unlabeled:

@@ -83,12 +83,16 @@ ANCHOR = {"projection_dim": ANCHOR_DIM, "pseudo_label_threshold": 0.6}   # the a
 # setting name (paper-values CSV) -> (model, Dirichlet concentration); "IID" is Dir = 1000 (line 162)
 SETTINGS = {"resnet18_iid": ("resnet18", 1000.0), "resnet18_dir0.1": ("resnet18", 0.1),
             "wrn28x2_iid": ("wrn28_2", 1000.0), "wrn28x2_dir0.1": ("wrn28_2", 0.1)}
+# FedAnchor with SemiFL's weak server views (algorithms/fedanchor.py, `server_ce_view`): its comparison with SemiFL
+# without the view difference; its cells add the samples SemiFL's test would keep (SAME_VIEWS_METRICS)
+SAME_VIEWS = "fedanchor_weak_server"
 # method id (paper-values CSV) -> (algorithm, changes). A method not listed here would be reported
 # `not-implemented` by the notebooks (`missing_methods`); today every printed method is.
 METHODS = {
     "fedanchor": ("fedanchor", ANCHOR),
     "fedanchor_mix": ("fedanchor", {**ANCHOR, "server_mixup": True}),
     "fedanchor_no_contr_loss": ("fedanchor", {**ANCHOR, "contrastive_loss": False}),
+    SAME_VIEWS: ("fedanchor", {**ANCHOR, "server_ce_view": "weak"}),     # not a paper row: see SAME_VIEWS
     # Table 3 (upper): where mixup is used; "client mixup" is the plain method
     "fedanchor_client_mixup": ("fedanchor", ANCHOR),
     "fedanchor_no_mixup": ("fedanchor", {**ANCHOR, "client_mixup": False}),
@@ -180,10 +184,11 @@ FMNIST_METHODS = ("fedanchor", "semifl", "fedcon", "fedavg_fixmatch", "supervise
 HEADLINE_METHODS, HEADLINE_SETTINGS = ("fedanchor", "semifl", "supervised"), ("iid",)
 FMNIST_QUICK = {"model": "cnn_mnist", "rounds": 30, "local_epochs": 1}
 FMNIST_METRICS = ("accuracy", "pseudo_label_accuracy_all", "pseudo_label_accuracy", "selected")
+SAME_VIEWS_METRICS = (*FMNIST_METRICS, "selected_softmax95")
 
 
 def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anchors=(250,),
-                 seeds=None) -> list[Cell]:
+                 seeds=None, metrics=FMNIST_METRICS) -> list[Cell]:
     """methods, settings = None: the profile's scope; seeds = None: the profile's share of the paper's,
     else every seed given (at quick too: three seeds behind the claims at the reduced protocol)."""
     if methods is None:
@@ -203,7 +208,7 @@ def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anc
                 cells += [Cell(PAPER, "fmnist", setting, str(n), "fashion_mnist", method, configs, metric=m,
                                paper_runs=len(SEEDS),
                                paper_value=paper_value("fmnist", setting, str(n), "fashion_mnist", method, m))
-                          for m in FMNIST_METRICS]
+                          for m in metrics]
     return cells
 
 
