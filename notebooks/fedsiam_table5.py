@@ -51,6 +51,22 @@
 #   Table 2's momentum 0.9 the spring its L2 term puts between ψ and σ rings and the model stays
 #   at chance (measured there).
 
+# %% [markdown]
+# ### FedSiam's loss and clocks: what decides each reading
+#
+# Paper lines are `fedsiam-latex.txt`'s; the authors' files are in zewei-long/fedsiam-pytorch,
+# `fedsiam-labels-at-client/` (read, not copied). Ours is what `algorithms/fedsiam.py` and `ssl.py` compute
+# under FedSiam's present `revision`; changing any row is a new run identity (a revision bump).
+#
+# | reading | paper | authors' code | ours | the alternative | what decides |
+# |---|---|---|---|---|---|
+# | Eq. 4's normalisation (J, MSE) | line 94: mean over the n′+m′ samples of ‖f(θ_t) − f(θ_s)‖², summed over the C classes | `utils/losses.py` softmax_mse_loss: summed, ÷ C; `models/Update.py` trainc: ÷ minibatch_size | mean over samples *and* classes, the authors' ÷ C (`ssl.softmax_mse`) | the paper's sum: J weighed C = 10 times more at β = 1 | the authors' code, which produced the printed numbers; the alternative has no measured row (untested) |
+# | Eq. 5 (J, KL) | line 98: mean over samples of the KL summed over classes | softmax_kl_loss summed, ÷ minibatch_size | the same (`ssl.softmax_kl`) | — | paper and code agree |
+# | Eq. 6's denominator (L) | line 104: 1/n′, the labeled samples (and their perturbations) | trainc: cross-entropy summed (size_average=False), ÷ minibatch_size, the whole mixed batch | ÷ the whole mixed batch (`FedSiam.objective`) | ÷ n′: with 2–3 labeled samples of 10, steps about 4× larger | the authors' code, and a measurement: under ÷ n′ round 1's average was at chance (the clients' models drift too far apart to average) |
+# | β^k's clock (φ_l = 10) | line 237 gives φ_l = 10 local epochs; the clock is not stated | get_current_consistency_weight(user_epoch·local_ep + iter + 1): the client's local epochs from p·R_L + e | the authors' count (`client_epochs`) | (p − 1)·R_L + e: a first pick ramps from 0.02, not 0.45 | the paper is silent; the authors' count produced the printed numbers |
+# | α^k's clock (α_max = 0.999) | lines 84, 120: Eqs. 3 and 9 index α at the training step q | update_ema_variables(…, user_epoch·local_ep + iter + 1): local epochs | SGD steps q (`client_steps`) | epochs: α never passes 1 − 1/31 ≈ 0.968 in a 50-round run, so Table 7's α_max 0.99, 0.999, 0.9999 would be one run | the paper's Table 7 prints them apart (96.93 / 97.22 / 96.94, MNIST) and §4.4 (line 333) says accuracy "first increases and then degrades" as α grows: only the step clock lets that hold |
+# | α = 0 phase (FedSiam-D) | line 163 (Remark): while R_g ≤ φ_g, rounds 1–3 | trainc: `iter_glob > phi_g` on 0-based rounds, rounds 1–4 | the Remark's rounds 1–3 | rounds 1–4 | the paper's text; one round apart |
+
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | headline | quick | paper
 device = "cpu"                          # cpu | cuda
