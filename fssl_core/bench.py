@@ -1,6 +1,6 @@
 """Speed benchmark: seconds per round of the same round trained three ways, printed as a table.
 
-`python -m fssl_core bench [device=cpu|cuda] [cases=all|mnist_fedavg,...] [rounds=N] [readme=yes]`
+`python -m fssl_core bench [device=cpu|cuda] [cases=all|mnist_fedavg,...] [rounds=N] [table=yes] [readme=yes]`
   (no cases=)  the quick look: mnist_fedavg and mnist_fedsiam_d, one timed round each (rounds=1
                unless given), about 2½ minutes on one core of a 2-core x86 CPU;
   cases=all    every case in CASES, rounds=3 unless given (the README's table; tens of minutes or more on CPU);
@@ -15,9 +15,10 @@ the same steps); the row says so beside each figure ("200 of 3900 steps, scaled"
 run within CUDA_BUDGET_S (180 s) in all: a case is started only while the time left is at least the
 longest case so far, a case past the budget times no round beyond its first, and the cases left out are
 named at the end.
-It prints what it will run and roughly how long it will take, then the table's header, then each
-case's row as soon as that case is measured, and at the end the whole table again (readme=yes also
-writes it into the README). It compares, in one process on one machine:
+It prints what it will run and roughly how long it will take, then one short line per case as soon as
+that case is measured (seconds per round of each trainer and the cohort's speed-up). table=yes prints
+the full table instead: its header first, each case's row as it is measured, the whole table again at
+the end (readme=yes also writes it into the README). It compares, in one process on one machine:
   (a) loop    the loop the FSSL papers' code uses: a torchvision dataset with per-sample transforms,
               a `Subset` + `DataLoader(batch_size=10, shuffle=True)` per client, a model copy and
               `torch.optim.SGD` (FedAvg; FedSiam-D on MNIST with two-view transforms, an online
@@ -362,6 +363,14 @@ def markdown_row(r: dict) -> str:
             f"{r.get('network_of_matmul_pct', 'n/a')} | {ceiling} | {reference} |")
 
 
+def summary_line(r: dict) -> str:
+    """A case in one short line: each trainer's seconds per round and the cohort's speed-up over the others."""
+    loop = f"loop {r['loop_s']}, " if "loop_s" in r else ""
+    vs_loop = f", {r['cohort_vs_loop']}× the loop" if "cohort_vs_loop" in r else ""
+    return (f"{r['case']} on {r['device_name']} ({r['threads']} thread(s)): s/round {loop}sequential {r['seq_s']}, "
+            f"cohort {r['cohort_s']} (cohort {r['cohort_vs_seq']}× the sequential{vs_loop})")
+
+
 def markdown(rows: list[dict]) -> str:
     return "\n".join([MARKDOWN_HEAD] + [markdown_row(r) for r in rows])
 
@@ -391,12 +400,14 @@ def readme_block(rows: list[dict], device: str, options: str = "") -> str:
 
 
 def main(pairs: dict[str, str]) -> None:
-    unknown = set(pairs) - {"device", "rounds", "cases", "readme"}
+    unknown = set(pairs) - {"device", "rounds", "cases", "table", "readme"}
     if unknown:
         raise ValueError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: "
-                         "allowed are device, rounds, cases, readme")
-    if pairs.get("readme", "no") not in ("no", "yes"):
-        raise ValueError(f"bench: readme={pairs['readme']!r}: must be yes or no")
+                         "allowed are device, rounds, cases, table, readme")
+    for flag in ("table", "readme"):
+        if pairs.get(flag, "no") not in ("no", "yes"):
+            raise ValueError(f"bench: {flag}={pairs[flag]!r}: must be yes or no")
+    table = pairs.get("table") == "yes" or pairs.get("readme") == "yes"
     if "cases" not in pairs:
         cases, rounds = QUICK_CASES, QUICK_ROUNDS
     else:
@@ -408,14 +419,19 @@ def main(pairs: dict[str, str]) -> None:
     _check_cases(cases)
     device = pairs.get("device", "cpu")
     print(plan_line(cases, rounds, device), flush=True)
-    print(MARKDOWN_HEAD, flush=True)
+    if table:
+        print(MARKDOWN_HEAD, flush=True)
     start = time.perf_counter()
-    rows = bench(device, rounds, cases, on_row=lambda row: print(markdown_row(row), flush=True))
+    rows = bench(device, rounds, cases, on_row=lambda row: print((markdown_row if table else summary_line)(row), flush=True))
     left_out = [case for case in cases if case not in {row["case"] for row in rows}]
     if left_out:
         print(f"bench: the time budget is spent; not measured: {', '.join(left_out)}", flush=True)
-    print(f"\n{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min:\n")
-    print(markdown(rows))
+    if table:
+        print(f"\n{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min:\n")
+        print(markdown(rows))
+    else:
+        print(f"{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min; "
+              "table=yes prints every figure (FLOPs, matmul peak, the reference's ratio)")
     if pairs.get("readme") == "yes":
         from .report import replace_readme_block
         options = f"cases={pairs.get('cases', ','.join(cases))} rounds={rounds}"

@@ -208,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         description="By default a quick look (mnist_fedavg and mnist_fedsiam_d, one timed round each: about 2½ min "
                     "on CPU); cases=all runs every case (rounds=3; tens of minutes or more on CPU, at most 3 min on "
                     "CUDA, where each round is timed over its first steps and scaled); cases=a,b picks. Options: "
-                    "device=cpu|cuda, cases=..., rounds=N, readme=yes. Each case's row is printed when it finishes. "
+                    "device=cpu|cuda, cases=..., rounds=N, table=yes (every figure, as a table), readme=yes. Each case "
+                    "is printed when it finishes, in one short line (table=yes: its table row). "
                     "See fssl_core/bench.py.")
     bench.add_argument("pairs", nargs="*", metavar="key=value")
     bench.set_defaults(func=cmd_bench)

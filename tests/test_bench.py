@@ -84,7 +84,7 @@ def test_each_case_is_printed_as_soon_as_it_is_measured(monkeypatch):
     monkeypatch.setattr(bench, "measure_case", measure)
     monkeypatch.setattr(bench.torch, "set_num_threads", lambda n: None)     # the test process keeps its threads
     monkeypatch.setattr(sys, "stdout", out)
-    bench.main({"cases": "mnist_fedavg,mnist_fedsiam_d"})
+    bench.main({"cases": "mnist_fedavg,mnist_fedsiam_d", "table": "yes"})
     first_row = bench.markdown_row(_fake_row("mnist_fedavg", "cpu", 3))
     before_first, before_second = shown_when_started["mnist_fedavg"], shown_when_started["mnist_fedsiam_d"]
     assert before_first.startswith("bench: mnist_fedavg, mnist_fedsiam_d on cpu, 1 thread; per case a warm-up round")
@@ -241,3 +241,16 @@ def test_a_figure_timed_over_its_first_steps_says_so_in_its_row():
     text = bench.markdown_row(row)
     assert "| 2.0 (200 of 3900 steps, scaled) | 1.0 | 0.5 (50 of 390 steps, scaled) |" in text
     assert "| 7.79 (20 of 3900 steps, scaled) |" in text
+
+
+def test_by_default_each_case_is_one_short_line_and_the_table_is_behind_a_flag(monkeypatch, capsys):
+    monkeypatch.setattr(bench, "measure_case", lambda case, device, r: _fake_row(case, device, r))
+    monkeypatch.setattr(bench.torch, "set_num_threads", lambda n: None)
+    bench.main({"cases": "mnist_fedavg"})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("mnist_fedavg on cpu (1 thread(s)): s/round loop 2.0, sequential 1.0, cohort 0.5 "
+                        "(cohort 2.0× the sequential, 4.0× the loop)")
+    assert len(lines) == 3 and lines[2].startswith("1 case(s) in ") and "table=yes" in lines[2]
+    assert max(len(line) for line in lines[1:]) < 140 and bench.MARKDOWN_HEAD not in "\n".join(lines)
+    with pytest.raises(ValueError, match="table='maybe': must be yes or no"):
+        bench.main({"table": "maybe"})

@@ -282,13 +282,13 @@ def _open(name: str, root: Path, origin: str, split: str, download: bool):
         return tv_class(root=str(root), download=False, **kwargs)
     except RuntimeError as missing:  # torchvision: "Dataset not found or corrupted"
         if not download:
-            raise DatasetUnavailable(_unavailable_message(name, root, origin, None)) from missing
+            raise DatasetUnavailable(_unavailable_message(name, root, origin, None)) from None
     existed = {p for p in [root, *root.rglob('*')]} if root.exists() else set()
     try:
         return tv_class(root=str(root), download=True, **kwargs)
     except Exception as failed:
         _remove_empty_folders_made(root, existed)
-        raise DatasetUnavailable(_unavailable_message(name, root, origin, failed)) from failed
+        raise DatasetUnavailable(_unavailable_message(name, root, origin, failed)) from None   # the message carries it
 
 
 def _remove_empty_folders_made(root: Path, existed: set[Path]) -> None:
