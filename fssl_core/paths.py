@@ -37,10 +37,27 @@ def _output_root() -> Path:
     return Path(staging) if staging else project_root()
 
 
-def results_dir(profile: str) -> Path:
-    base = _output_root() / "results"
+# A notebook's own files (its results CSV, its figures) written outside `reproduce` (Jupyter, papermill by
+# hand) go under results/by_hand/, laid out as the project is, never over the published ones: only a
+# completed `reproduce` publishes (publish.py), so a hand run at another profile or on a slice cannot replace
+# a committed table or picture.
+BY_HAND = "by_hand"
+
+
+def notebook_output_root() -> Path:
+    """Where a notebook writes: the main job's staging folder under `reproduce`, else results/by_hand/."""
+    staging = os.environ.get("FSSL_OUTPUT_STAGING")
+    return Path(staging) if staging else project_root() / "results" / BY_HAND
+
+
+def results_dir(profile: str, notebook: bool = False) -> Path:
+    """The results folder for `profile`; `notebook`: the one a notebook writes its table into."""
+    base = (notebook_output_root() if notebook else _output_root()) / "results"
     return base / profile if profile in SEPARATE_PROFILES else base
 
 
-def figures_dir(profile: str) -> Path:
-    return results_dir(profile) / "figures" if profile in SEPARATE_PROFILES else _output_root() / "figures"
+def figures_dir(profile: str, notebook: bool = False) -> Path:
+    """The figures folder for `profile`; `notebook`: the one a notebook saves its figures into."""
+    if profile in SEPARATE_PROFILES:
+        return results_dir(profile, notebook) / "figures"
+    return (notebook_output_root() if notebook else _output_root()) / "figures"

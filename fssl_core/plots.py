@@ -284,11 +284,13 @@ def figure_source(path: Path) -> str | None:
         return image.text.get(SOURCE_KEY) if hasattr(image, "text") else None
 
 
-def save_figure(fig, name: str, profile: str, source: pd.DataFrame | None = None) -> Path:
-    """figures/<name>.png, written atomically (a half-written figure never replaces a good one);
+def save_figure(fig, name: str, profile: str, source: pd.DataFrame | None = None, published: bool = False) -> Path:
+    """<name>.png in the notebook's figures folder (paths.figures_dir: staged for publishing under `reproduce`,
+    results/by_hand/ when run by hand), or with `published` in figures/ itself (the table figures `reproduce`
+    redraws from the published rows); written atomically (a half-written figure never replaces a good one);
     the temporary file's name is unique, so two processes saving the same figure never collide.
     `source`: the results rows the figure was drawn from; their digest goes into the PNG."""
-    path = figures_dir(profile) / f"{name}.png"
+    path = figures_dir(profile, notebook=not published) / f"{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     metadata = {SOURCE_KEY: rows_digest(source)} if source is not None else None
@@ -310,6 +312,16 @@ YLABELS = {"accuracy": "test accuracy (%)", "pseudo_label_accuracy": "pseudo-lab
            "selected_softmax95": "samples with softmax > 0.95, per client"}
 
 
+def seeds_note(curves: pd.DataFrame) -> str:
+    """What each point of a curve averages (report.round_curves' `n_runs` per round): "\nmean of 3 seeds", or
+    "\nmean of 1-3 seeds" where methods or rounds differ; "" for a frame without the count."""
+    if "n_runs" not in curves or curves.empty:
+        return ""
+    lo, hi = int(curves.n_runs.min()), int(curves.n_runs.max())
+    count = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    return f"\nmean of {count} seed{'s' if hi > 1 else ''} per point"
+
+
 def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", target: float | None = None,
                  display_names: Mapping[str, str] | None = None):
     """A per-round metric, one line per method (columns: method, round, `key`; the mean over
@@ -323,7 +335,7 @@ def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", t
         ax.axhline(target, ls=":", color="k", lw=1, label=f"target {target:g}%")
     ax.set_xlabel("global round")
     ax.set_ylabel(YLABELS.get(key, key))
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title + seeds_note(curves), fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig, ax

@@ -145,10 +145,11 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
 
 
 def save_notebook_results(frame: pd.DataFrame, notebook: str, profile: Profile) -> Path:
-    """results/<notebook>.csv (results/smoke/ for the smoke profile), written atomically; one row
-    per cell and measuring profile (the first where a notebook measured a cell twice, e.g. its
-    table's cells and the same cells' paper-protocol check at the paper profile)."""
-    path = results_dir(profile.name) / f"{notebook}.csv"
+    """results/<notebook>.csv (results/smoke/ for the smoke profile) in the notebook's folder (staged for
+    publishing under `reproduce`, results/by_hand/ when run by hand: paths.notebook_output_root), written
+    atomically; one row per cell and measuring profile (the first where a notebook measured a cell twice, e.g.
+    its table's cells and the same cells' paper-protocol check at the paper profile)."""
+    path = results_dir(profile.name, notebook=True) / f"{notebook}.csv"
     atomic_write_text(path, frame[COLUMNS].drop_duplicates([*KEY, "profile"]).to_csv(index=False))
     return path
 

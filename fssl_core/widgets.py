@@ -125,13 +125,14 @@ def upload_relative_to_mt(taus: Sequence[float]) -> np.ndarray:
 
 
 def plot_tau_curve(curve: str, mu: float, phi_g: int, varphi_g: int, rounds: int,
-                   measured: Sequence[float] | None = None, ax=None):
+                   measured: Sequence[float] | None = None, ax=None, measured_name: str = ""):
     """τ per round (Eq. 11 or 12, clipped to [0, 1]) and the upload it implies; `measured` overlays
-    a finished run's per-round fraction of online-net parameters sent. Returns (fig, ax)."""
+    a finished run's per-round fraction of online-net parameters sent, `measured_name` says which run
+    (its legend entry). Returns (fig, ax)."""
     taus = tau_schedule(curve, rounds, phi_g, varphi_g, mu)
     r = np.arange(1, rounds + 1)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(6.4, 3.4))
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
     else:
         fig = ax.figure
     ax.step(r, taus, where="mid", label=f"τ ({curve}); mean {np.mean(taus):.3f} vs 1 − μ = {1 - mu:.3f}")
@@ -140,12 +141,14 @@ def plot_tau_curve(curve: str, mu: float, phi_g: int, varphi_g: int, rounds: int
             label=f"upload / FedSiam-MT; mean {rel.mean():.3f} (Π: 0.5)")
     if measured is not None and len(measured):
         ax.plot(np.arange(1, len(measured) + 1), measured, "o", ms=3, color="#d62728",
-                label=f"measured online fraction; mean {np.mean(measured):.3f}")
+                label=f"measured online fraction{f' ({measured_name})' if measured_name else ''}; "
+                      f"mean {np.mean(measured):.3f}")
     ax.set_xlabel("round $R_g$")
+    ax.set_ylabel("fraction of the online net")
     ax.set_ylim(-0.05, 1.1)
     varphi = f", ϕ_g={varphi_g}" if curve == "rectangle" else ""
     ax.set_title(f"μ={mu:g}, φ_g={phi_g}{varphi}, R_G={rounds}", fontsize=10)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16))     # below the axes: no dot hidden
     fig.tight_layout()
     return fig, ax
 

@@ -189,8 +189,28 @@ def test_save_figure_leaves_no_temporary_file(tmp_path, monkeypatch):
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     fig, _ = plt.subplots()
     path = save_figure(fig, "t5", "quick")
-    assert path == tmp_path / "figures" / "t5.png" and _listing(path.parent) == ["t5.png"]
+    assert path == tmp_path / "results" / "by_hand" / "figures" / "t5.png" and _listing(path.parent) == ["t5.png"]
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_notebook_run_by_hand_writes_beside_the_published_files_never_over_them(tmp_path, monkeypatch):
+    """Run by hand (no `reproduce`), a notebook's figure and table go under results/by_hand/; under `reproduce` into
+    its staging folder (publish.py moves them); figures/ itself only takes the figures `reproduce` redraws."""
+    from fssl_core.report import COLUMNS, save_notebook_results
+    from fssl_core.profiles import PROFILES
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    monkeypatch.delenv("FSSL_OUTPUT_STAGING", raising=False)
+    fig, _ = plt.subplots()
+    by_hand = tmp_path / "results" / "by_hand"
+    assert save_figure(fig, "tau", "quick") == by_hand / "figures" / "tau.png"
+    assert save_figure(fig, "tau", "smoke") == by_hand / "results" / "smoke" / "figures" / "tau.png"
+    table = save_notebook_results(pd.DataFrame(columns=COLUMNS), "nb", PROFILES["quick"])
+    assert table == by_hand / "results" / "nb.csv"
+    assert save_figure(fig, "t5", "quick", published=True) == tmp_path / "figures" / "t5.png"
+    assert not (tmp_path / "results" / "nb.csv").exists()
+    monkeypatch.setenv("FSSL_OUTPUT_STAGING", str(tmp_path / "stage"))
+    assert save_figure(fig, "tau", "quick") == tmp_path / "stage" / "figures" / "tau.png"
+    assert save_notebook_results(pd.DataFrame(columns=COLUMNS), "nb", PROFILES["quick"]) == tmp_path / "stage" / "results" / "nb.csv"
 
 
 def test_two_saves_of_one_name_at_once_both_succeed(tmp_path, monkeypatch):
@@ -233,3 +253,15 @@ def test_display_names_cover_every_transcribed_method():
 
     methods = set(paper_values().method) - {"best", "local_model"}   # not drawn as bars
     assert methods <= set(display_names())
+
+
+def test_a_round_curve_title_says_how_many_seeds_each_point_averages():
+    from fssl_core.plots import round_curves, seeds_note
+    curves = pd.DataFrame({"method": ["a", "a", "b", "b"], "round": [1, 2, 1, 2], "accuracy": [50.0, 60, 40, 45],
+                           "n_runs": [3, 3, 3, 2]})
+    fig, ax = round_curves(curves, title="Fashion-MNIST iid")
+    assert ax.get_title() == "Fashion-MNIST iid\nmean of 2-3 seeds per point"
+    assert seeds_note(curves[curves.n_runs == 3]) == "\nmean of 3 seeds per point"
+    assert seeds_note(curves.assign(n_runs=1)) == "\nmean of 1 seed per point"
+    assert seeds_note(curves.drop(columns="n_runs")) == ""
+    plt.close(fig)

@@ -17,8 +17,15 @@ def _row(**values):
     return base
 
 
+def _as_published(monkeypatch, root):
+    """The notebooks' tables written where `reproduce` publishes them (a notebook run by hand writes under
+    results/by_hand/ instead, paths.notebook_output_root): here the staging folder is the project itself."""
+    monkeypatch.setenv("FSSL_OUTPUT_STAGING", str(root))
+
+
 def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, monkeypatch):
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    _as_published(monkeypatch, tmp_path)
     (tmp_path / "README.md").write_text("intro\n<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\nafter\n")
     frame = pd.DataFrame([
         _row(dataset="mnist", method="fedavg", paper_value=95.13, reproduced_value=96.94, n_runs=1,
@@ -220,6 +227,7 @@ def test_the_committed_claim_verdicts_are_a_function_of_the_committed_rows():
 
 def test_smoke_and_headline_reports_show_no_smoke_number_and_leave_the_readme(tmp_path, monkeypatch):
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    _as_published(monkeypatch, tmp_path)
     (tmp_path / "README.md").write_text("<!-- results:start -->\nOLD BLOCK\n<!-- results:end -->\n")
     for profile in ("smoke", "headline"):
         save_notebook_results(pd.DataFrame([_row(method="fedavg", paper_value=95.0, reproduced_value=12.34, n_runs=1,
@@ -315,6 +323,7 @@ def test_a_cell_measured_twice_by_one_notebook_is_saved_once(tmp_path, monkeypat
 def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs(tmp_path, monkeypatch):
     # quick and paper publish into one folder: a quick job after a paper one still reports paper rows
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    _as_published(monkeypatch, tmp_path)
     (tmp_path / "README.md").write_text("<!-- results:start -->\n<!-- results:end -->\n")
     paper = pd.DataFrame([_row(dataset="mnist", method="fedavg", paper_value=95.13, reproduced_value=97.15, n_runs=3,
                                profile="paper", status="ok")], columns=COLUMNS)

@@ -132,7 +132,7 @@ def redraw_table_figure(name: str, profile: str) -> Path | None:
     title = table_figures()[name][0] + (f" ({devices})" if devices else "")
     fig, _ = paper_vs_reproduced(frame, title=title, display_names=display_names())
     try:
-        return save_figure(fig, name, profile, source=frame)
+        return save_figure(fig, name, profile, source=frame, published=True)
     finally:
         plt.close(fig)
 
