@@ -366,7 +366,7 @@ def test_same_views_claims_compare_fedanchor_with_semifls_views_and_test_against
                             ("fedanchor_weak_server", "pseudo_label_accuracy_all", 71.0),
                             ("semifl", "pseudo_label_accuracy_all", 65.0), ("fedanchor", "accuracy", 99.0)]]
     claims = fedanchor.fmnist_same_views_claims(pd.DataFrame(rows))
-    assert set(claims.table) == {"fmnist_claims_same_views"} and set(claims.method) == {"fedanchor_weak_server vs semifl"}
+    assert set(claims.table) == {"fmnist_same_views_claims"} and set(claims.method) == {"fedanchor_weak_server vs semifl"}
     # selected: its samples past SemiFL's test (260) against SemiFL's (200), not its own test's 500
     assert claims.set_index("metric").reproduced_value.to_dict() == {
         "pseudo_label_accuracy_all_gap": 6.0, "selected_softmax95_gap": 60.0, "accuracy_gap": 4.0}

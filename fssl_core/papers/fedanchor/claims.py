@@ -32,14 +32,14 @@ def fmnist_claims(results: pd.DataFrame, method: str = "fedanchor", baseline: st
 
 
 def fmnist_same_views_claims(results: pd.DataFrame) -> pd.DataFrame:
-    """The three claims again without the view and test differences (table `fmnist_claims_same_views`):
+    """The three claims again without the view and test differences (table `fmnist_same_views_claims`):
     FedAnchor trained with SemiFL's server views (`fedanchor_weak_server`) against SemiFL, its selected samples
     counted by SemiFL's test (SAME_VIEWS_METRICS)."""
     return pd.DataFrame([row for row, _ in _same_views(results)], columns=COLUMNS)
 
 
 def _same_views(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
-    return _fmnist(results, SAME_VIEWS, "semifl", table="fmnist_claims_same_views", metrics=SAME_VIEWS_METRICS)
+    return _fmnist(results, SAME_VIEWS, "semifl", table="fmnist_same_views_claims", metrics=SAME_VIEWS_METRICS)
 
 
 def _side(part: pd.DataFrame, method: str, metric: str) -> Side:
