@@ -61,7 +61,7 @@ def test_each_papers_readme_shows_the_results_rendered_from_the_committed_csvs(n
 
 
 def test_the_readme_results_are_the_paper_protocol_rows_under_their_display_names():
-    from fssl_core.report import results_tables_markdown
+    from fssl_core.report_page import results_tables_markdown
     row = {c: math.nan for c in COLUMNS}
     row.update(paper="fedsiam", table="table5", setting="iid", labeled="0.10", dataset="mnist", metric="accuracy",
                device="cpu", seconds=0.0)
@@ -120,3 +120,29 @@ def test_fedanchor_claims_compare_fedanchors_cells_with_semifls():
     # std 1 and 3 seeds a side: each difference ± 2.267 (se 0.8165, df 4): −5 refuted, +1 within noise, +4.5 holds
     assert verdicts.to_dict() == {"pseudo_label_accuracy_all_gap": "refuted", "selected_gap": "within noise",
                                   "accuracy_gap": "holds"}
+
+
+def test_every_published_table_has_a_sentence_introducing_it_in_the_report():
+    """results/REPORT.md introduces each table by a sentence (papers.table_intros): no side table is a block of
+    numbers a reader must guess at (issue 46)."""
+    from fssl_core.paths import project_root
+    from fssl_core.report import published_results
+    published = published_results(project_root() / "results")
+    tables = set(zip(published.paper, published.table))
+    assert tables and tables <= set(papers.table_intros()), sorted(tables - set(papers.table_intros()))
+
+
+def test_the_report_introduces_tables_and_says_where_a_refuted_claim_is_explained():
+    import pandas as pd
+
+    from fssl_core.report import COLUMNS
+    from fssl_core.report_page import explained, render_markdown
+    row = {c: "" for c in COLUMNS} | {"paper": "p", "table": "t", "setting": "s", "labeled": "1", "dataset": "d",
+                                      "method": "m", "metric": "accuracy", "paper_value": 50.0, "reproduced_value": 49.0,
+                                      "reproduced_std": float("nan"), "n_runs": 1, "profile": "quick", "status": "reduced",
+                                      "seconds": 1.0}
+    text = render_markdown(pd.DataFrame([row]), {}, "quick", table_intros={("p", "t"): "What t holds."})
+    assert "## p — t\n\nWhat t holds.\n\n|" in text
+    claims = pd.DataFrame({"paper": ["p", "p"], "metric": ["gap", "gap"], "verdict": ["refuted", "within noise"]})
+    assert list(explained(claims, {("p", "gap"): "notebooks/x, \"Why\""}).verdict) == [
+        'refuted; explained in notebooks/x, "Why"', "within noise"]

@@ -6,7 +6,8 @@ import pytest
 
 from fssl_core.papers import claim_comparisons, far_cell_causes
 from fssl_core.profiles import PROFILES
-from fssl_core.report import COLUMNS, merge_results, read_results, save_notebook_results
+from fssl_core.report import COLUMNS, read_results, save_notebook_results
+from fssl_core.report_page import merge_results
 
 
 def _row(**values):

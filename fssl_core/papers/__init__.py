@@ -19,7 +19,8 @@ import pandas as pd
 
 from ..config import ConfigError
 from ..paths import project_root
-from ..report import published_results, replace_readme_block, results_tables_markdown
+from ..report import published_results, replace_readme_block
+from ..report_page import results_tables_markdown
 
 # The papers' names as the values CSVs' `paper` column writes them -> the package reproducing each.
 # The FedMix conference paper and the journal extending it share one folder (papers/fedmix/README.md).
@@ -89,6 +90,18 @@ def claim_comparisons() -> dict[str, Callable[[pd.DataFrame], dict]]:
     """Paper -> the function giving, per published claim row, the cells it compares (claim_test.Comparison);
     report.claim_verdicts tests each by claim_test.claim_test."""
     return {paper: compare for p in packages().values() for paper, compare in getattr(p, "CLAIM_COMPARISONS", {}).items()}
+
+
+def table_intros() -> dict[tuple[str, str], str]:
+    """(paper, table id) -> the sentence that introduces the table in results/REPORT.md (a package's TABLE_INTROS):
+    what its rows are and why they are there, so a side table is never a block of numbers to guess at."""
+    return {key: text for p in packages().values() for key, text in getattr(p, "TABLE_INTROS", {}).items()}
+
+
+def claim_explanations() -> dict[tuple[str, str], str]:
+    """(paper, claim metric) -> where a refuted claim of that metric is explained (a notebook and its section; a
+    package's CLAIM_EXPLANATIONS); results/REPORT.md puts it beside the verdict."""
+    return {key: where for p in packages().values() for key, where in getattr(p, "CLAIM_EXPLANATIONS", {}).items()}
 
 
 def display_names() -> dict[str, str]:

@@ -23,3 +23,20 @@ DISPLAY_NAMES = {
 }
 # The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
 CLAIM_COMPARISONS = {PAPER: claim_comparisons}
+# The sentence introducing each of the paper's tables in results/REPORT.md (papers.table_intros)
+TABLE_INTROS = {
+    (PAPER, "fmnist"): "Fashion-MNIST, a setting the paper does not report (no paper values): every method's "
+                       "accuracy, pseudo-label accuracy and samples past the threshold, averaged over the rounds.",
+    (PAPER, "fmnist_claims"): "The paper's three central claims on Fashion-MNIST, FedAnchor − SemiFL, as the methods "
+                              "are specified (FedAnchor's server sees strong views, SemiFL's weak; each counts its "
+                              "samples by its own test).",
+    (PAPER, "fmnist_same_views_claims"): "The same claims without those two differences: FedAnchor on SemiFL's weak "
+                                         "server views, its samples counted by SemiFL's test (softmax > 0.95).",
+    (PAPER, "table1"): "Table 1: ResNet-18, CIFAR-10/100 and SVHN, every anchor count.",
+    (PAPER, "table2"): "Table 2: WRN-28-2, the same datasets and anchor counts.",
+    (PAPER, "table3"): "Table 3: the mixup and contrastive-loss ablations.",
+    (PAPER, "table4"): "Table 4: the anchors' downstream overhead, computed from ResNet-18's parameter count (no run).",
+}
+# Where a refuted claim of each metric is explained (papers.claim_explanations)
+CLAIM_EXPLANATIONS = {(PAPER, metric): 'notebooks/fedanchor_fmnist, "The same comparison without the two differences"'
+                      for metric in ("pseudo_label_accuracy_all_gap", "selected_gap", "accuracy_gap")}

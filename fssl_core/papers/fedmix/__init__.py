@@ -14,3 +14,24 @@ from .figures import draw_cifar_figure, reproduce_cifar_figure
 
 # The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
 CLAIM_COMPARISONS = {PAPER: claim_comparisons}
+# The sentence introducing each of the papers' tables in results/REPORT.md (papers.table_intros)
+TABLE_INTROS = {
+    (PAPER, "fig4"): "Journal Fig. 4: every method on CIFAR-10, IID and Dir(0.1) (values read off the figure).",
+    (PAPER, "table1"): "Journal Table 1: the supervised-only baseline (SL) on the server's labels.",
+    (PAPER, "fig5"): "Journal Fig. 5: FedMix-FedLoss under each mixing weight (α, β, γ).",
+    (PAPER, "fig6"): "Journal Fig. 6: FedMix-FedLoss at each Dirichlet μ.",
+    (PAPER, "fig7"): "Journal Fig. 7: FedMix-FedLoss at each count of server labels N_s, beside FedMatch with 1,000.",
+    (PAPER, "fig8"): "Journal Fig. 8, streaming non-IID Fashion-MNIST: the figure prints no values, so only the "
+                     "claims below are tested; paper rows ran ResNet-9 at the journal's protocol on a GPU, quick rows "
+                     "the MNIST CNN for 50 rounds.",
+    (PAPER, "fig8_claims"): "The journal's claims for Fig. 8 (the same best accuracy as FedMatch, 10 rounds sooner, "
+                            "half the communication), tested on its rows.",
+    (PAPER, "fig8_sensitivity"): "One reading changed per row, the streaming setting shortened to 20 rounds at quick's "
+                                 "protocol: why FedMix trails SL (notebooks/fedmix_streaming_fmnist, \"Why FedMix "
+                                 "trails SL here\"). Exploratory, one seed.",
+    (EN_PAPER, "fig4"): "The conference paper's Fig. 4: its FedMix (FedFreq, argmax pseudo-label), IID and non-IID.",
+    (EN_PAPER, "fig6"): "The conference paper's Fig. 6(b): its FedMix at each N_s.",
+}
+# Where a refuted claim of each metric is explained (papers.claim_explanations): REPORT.md says so beside it
+CLAIM_EXPLANATIONS = {(PAPER, metric): 'notebooks/fedmix_streaming_fmnist, "Why FedMix trails SL here"'
+                      for metric in ("best_accuracy_gap", "rounds_saved_to_best_acc", "comm_reduction")}
