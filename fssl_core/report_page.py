@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -31,7 +32,8 @@ ClaimExplanations = Mapping[tuple[str, str], str]
 
 def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None = None, *,
                   far_cell_causes: FarCellCauses, claim_comparisons: ClaimComparisons,
-                  table_intros: TableIntros | None = None, claim_explanations: ClaimExplanations | None = None) -> Path:
+                  table_intros: TableIntros | None = None, claim_explanations: ClaimExplanations | None = None,
+                  display_names: Mapping[str, str] | None = None) -> Path:
     """Merge the profile's results/*.csv into report.csv and REPORT.md; the README's summary follows
     the committed results (quick and paper), never a smoke or headline slice. A pure function of the
     rows: the papers' pieces (`far_cell_causes`, `claim_comparisons`) read them, nothing reruns."""
@@ -43,16 +45,18 @@ def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None =
                                                             far_cell_causes=far_cell_causes,
                                                             claim_comparisons=claim_comparisons,
                                                             table_intros=table_intros,
-                                                            claim_explanations=claim_explanations))
+                                                            claim_explanations=claim_explanations,
+                                                            display_names=display_names))
     if profile_name not in SEPARATE_PROFILES:
         replace_readme_block(README_START, README_END, summary_markdown(frame, far_cell_causes, claim_comparisons,
-                                                                        claim_explanations))
+                                                                        claim_explanations, display_names))
     return folder / "REPORT.md"
 
 
 def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
                      claim_comparisons: ClaimComparisons | None = None,
-                     claim_explanations: ClaimExplanations | None = None) -> str:
+                     claim_explanations: ClaimExplanations | None = None,
+                     display_names: Mapping[str, str] | None = None) -> str:
     table = summary(frame, far_cell_causes, claim_comparisons)
     claims = explained(claim_verdicts(frame, claim_comparisons), claim_explanations or {})
     out = io.StringIO()
@@ -79,8 +83,20 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
                   "holding of those tested. `95% interval of ours − theirs`: the one that decided (against several "
                   "cells: the one it falls below, else the one it clears least). `tested against`: the threshold of "
                   "the test (0 for \"ours above theirs\"), not a value the paper printed.\n\n")
-        out.write(_markdown_table(claims[list(CLAIM_COLUMNS)].rename(columns=CLAIM_COLUMNS)))
+        shown = claims.assign(**{column: [named(str(text), display_names or {}) for text in claims[column]]
+                                 for column in ("method", "interval")})
+        out.write(_markdown_table(shown[list(CLAIM_COLUMNS)].rename(columns=CLAIM_COLUMNS)))
     return out.getvalue()
+
+
+def named(text: str, display_names: Mapping[str, str]) -> str:
+    """`text` (a method id, or a claim such as "fedsiam_d vs best baseline") with each method id in it by the
+    paper's name for it ("FedSiam-D vs best baseline"); an id inside a longer one (fedsiam_d in fedsiam_d_kl) is
+    left to the longer one's name."""
+    if not display_names:
+        return text
+    ids = sorted(display_names, key=len, reverse=True)
+    return re.sub(r"\b(" + "|".join(map(re.escape, ids)) + r")\b", lambda m: display_names[m.group(1)], text)
 
 
 def explained(claims: pd.DataFrame, explanations: ClaimExplanations) -> pd.DataFrame:
@@ -140,7 +156,8 @@ def _column_order(group) -> tuple:
 def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], profile_name: str = "quick",
                     far_cell_causes: FarCellCauses | None = None,
                     claim_comparisons: ClaimComparisons | None = None, table_intros: TableIntros | None = None,
-                    claim_explanations: ClaimExplanations | None = None) -> str:
+                    claim_explanations: ClaimExplanations | None = None,
+                    display_names: Mapping[str, str] | None = None) -> str:
     out = io.StringIO()
     # quick and paper publish into one folder: the title names the profiles of the rows, not only the last job's
     profiles = sorted(set(frame.profile) & set(PROFILES)) if "profile" in frame else []
@@ -156,7 +173,8 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
         out.write("\n**Smoke profile: a wiring check of 2-round runs. Its numbers measure nothing about the methods "
                   "and are not shown; see results/REPORT.md for measurements.**\n")
         frame = frame.assign(reproduced_value=np.nan, reproduced_std=np.nan)
-    out.write("\n## Summary\n\n" + summary_markdown(frame, far_cell_causes, claim_comparisons, claim_explanations))
+    out.write("\n## Summary\n\n" + summary_markdown(frame, far_cell_causes, claim_comparisons, claim_explanations,
+                                                     display_names))
     for (paper, table), part in frame.groupby(["paper", "table"], sort=False):
         out.write(f"\n## {paper} — {table}\n\n")
         if (paper, table) in (table_intros or {}):
@@ -164,7 +182,8 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
         waiting = part[part.status == NEEDS_DATA]
         shown = part[part.status != NEEDS_DATA]
         if len(shown):
-            out.write(_markdown_table(comparison_table(shown)))
+            table = comparison_table(shown)
+            out.write(_markdown_table(table.assign(method=[named(m, display_names or {}) for m in table.method])))
         if len(waiting):
             per = ", ".join(f"{d} ({n})" for d, n in waiting.dataset.value_counts().sort_index().items())
             out.write(f"\n{len(waiting)} row(s) need data not on the measuring machine: {per}.\n")

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
-from .papers import (claim_comparisons, claim_explanations, far_cell_causes, redraw_table_figure, table_intros,
-                     update_readmes)
+from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, redraw_table_figure,
+                     table_intros, update_readmes)
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .publish import STAGING_ENV, publish
 from .report_page import merge_results
@@ -228,7 +228,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
     report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
                            claim_comparisons=claim_comparisons(), table_intros=table_intros(),
-                           claim_explanations=claim_explanations())
+                           claim_explanations=claim_explanations(), display_names=display_names())
     if profile not in SEPARATE_PROFILES:      # as the README's summary: the committed results only
         update_readmes()
     print(f"[reproduce] report: {report}")

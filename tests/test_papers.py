@@ -146,3 +146,12 @@ def test_the_report_introduces_tables_and_says_where_a_refuted_claim_is_explaine
     claims = pd.DataFrame({"paper": ["p", "p"], "metric": ["gap", "gap"], "verdict": ["refuted", "within noise"]})
     assert list(explained(claims, {("p", "gap"): "notebooks/x, \"Why\""}).verdict) == [
         'refuted; explained in notebooks/x, "Why"', "within noise"]
+
+
+def test_the_report_names_methods_as_the_papers_do():
+    from fssl_core.report_page import named
+    names = papers.display_names()
+    assert named("fedsiam_d vs best baseline", names) == "FedSiam-D vs best baseline"
+    assert named("fedsiam_d_mse vs fedsiam_d_kl", names) == "FedSiam-D (MSE) vs FedSiam-D (KL)"   # the longer id wins
+    assert named("supervised_server", names) == "SL (server)" and named("server_alone", names) == "server_alone"
+    assert named("fedsiam_d", {}) == "fedsiam_d"
