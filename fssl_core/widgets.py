@@ -273,7 +273,9 @@ def plot_class_proportions(counts: np.ndarray, summary: dict[str, float] | None 
                   f"{summary['mean_tv_distance']:.2f}, sizes {summary['min_client_size']}–{summary['max_client_size']}")
     ax.set_title(title, fontsize=9)
     if counts.shape[1] <= 10:
-        ax.legend(fontsize=6, ncol=counts.shape[1], loc="upper center", bbox_to_anchor=(0.5, -0.18), frameon=False)
+        # beside the axes, one class a line: under them it met the "client" label
+        ax.legend(title="class", fontsize=7, title_fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5),
+                  frameon=False)
     fig.tight_layout()
     return fig, ax
 

@@ -59,7 +59,7 @@ if not available:
 
 rows = []
 for name, (labels, classes) in available.items():
-    fig, axes = plt.subplots(len(mus), 1, figsize=(7.5, 2.6 * len(mus)))
+    fig, axes = plt.subplots(len(mus), 1, figsize=(8.2, 2.6 * len(mus)))
     for mu, ax in zip(mus, axes):
         counts = client_class_counts(dirichlet_partition_of(labels, classes, mu, clients, seed), labels, classes)
         summary = partition_summary(counts, labels, classes)

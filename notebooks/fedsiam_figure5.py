@@ -53,9 +53,9 @@ print({d: "ok" if dataset_available(d) else "needs-data" for d in datasets})
 # %%
 rounds_to_target = []
 for (dataset, setting), part in curves.groupby(["dataset", "setting"], sort=False):
-    n_seeds = max(len(c.configs) for c in cells if (c.dataset, c.setting) == (dataset, setting))
-    fig, ax = round_curves(part, display_names=display_names(), title=f"{dataset} {setting}, γ=0.10 (profile {run_profile.name}, {device}, "
-                                       f"mean of {n_seeds} seed(s))", target=target_accuracy.get(dataset))
+    fig, ax = round_curves(part, display_names=display_names(),       # the title's second line: the seeds per point
+                           title=f"{dataset} {setting}, γ=0.10 (profile {run_profile.name}, {device})",
+                           target=target_accuracy.get(dataset))
     save_figure(fig, f"fedsiam_figure5_{dataset}_{setting}", run_profile.name)
     for method, m in part.groupby("method", sort=False):
         hit = m[m.accuracy >= target_accuracy.get(dataset, float("inf"))]
