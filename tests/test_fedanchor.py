@@ -374,3 +374,11 @@ def test_same_views_claims_compare_fedanchor_with_semifls_views_and_test_against
     selected = next(c for key, c in comparisons.items() if "selected_softmax95_gap" in key)
     assert (selected.ours.mean, selected.theirs[0].mean, selected.unit) == (260.0, 200.0,
                                                                             "samples per client (one test: softmax > 0.95)")
+
+
+def test_a_fashion_mnist_cell_exists_only_for_a_metric_its_method_has_a_meaning_for():
+    cells = fedanchor.fmnist_cells(PROFILES["quick"], "cpu", methods=["supervised", "fedcon", "fedavg_fixmatch", "fedanchor"],
+                                   settings=["iid"])
+    metrics = {m: [c.metric for c in cells if c.method == m] for m in ("supervised", "fedcon", "fedavg_fixmatch", "fedanchor")}
+    assert metrics == {"supervised": ["accuracy"], "fedcon": ["accuracy"],
+                       "fedavg_fixmatch": ["accuracy", "pseudo_label_accuracy"], "fedanchor": list(fedanchor.FMNIST_METRICS)}

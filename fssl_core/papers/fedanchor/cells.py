@@ -185,6 +185,11 @@ HEADLINE_METHODS, HEADLINE_SETTINGS = ("fedanchor", "semifl", "supervised"), ("i
 FMNIST_QUICK = {"model": "cnn_mnist", "rounds": 30, "local_epochs": 1}
 FMNIST_METRICS = ("accuracy", "pseudo_label_accuracy_all", "pseudo_label_accuracy", "selected")
 SAME_VIEWS_METRICS = (*FMNIST_METRICS, "selected_softmax95")
+# The metrics a method has a meaning for: the supervised baseline trains on the true labels (its pseudo-labels
+# would read 100%, its "selected" every sample) and FedCon keeps no pseudo-labels; FedAvg+FixMatch's clients keep
+# theirs by their own model's softmax as they train, so only the accuracy of the kept ones is logged
+FMNIST_METRICS_OF = {"supervised": ("accuracy",), "fedcon": ("accuracy",),
+                     "fedavg_fixmatch": ("accuracy", "pseudo_label_accuracy")}
 
 
 def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anchors=(250,),
@@ -208,7 +213,7 @@ def fmnist_cells(profile: Profile, device: str, methods=None, settings=None, anc
                 cells += [Cell(PAPER, "fmnist", setting, str(n), "fashion_mnist", method, configs, metric=m,
                                paper_runs=len(SEEDS),
                                paper_value=paper_value("fmnist", setting, str(n), "fashion_mnist", method, m))
-                          for m in metrics]
+                          for m in metrics if m in FMNIST_METRICS_OF.get(method, metrics)]
     return cells
 
 
