@@ -26,23 +26,29 @@
 # realised mean beside 1 − μ, the paper's "target reduced communication". The measured per-round
 # fractions are those of one named cell, FedSiam-D in Table 5's MNIST IID γ = 0.10 column at the paper's
 # protocol (its three seeds; the figure draws seed 1234 and names its run), read from the run store by
-# their configs (run `fedsiam_table5` first): never whichever run the store happens to list.
+# their configs (the plan cell names them, so `reproduce` trains any missing): never whichever run the store lists.
 
 # %% tags=["parameters"]
-profile = "quick"      # the profile whose paper-protocol FedSiam-D cell gives the measured fractions
+profile = "quick"      # the profile whose paper-protocol FedSiam-D cell gives the measured fractions (the plan trains it)
 device = "cpu"
+
+# %% tags=["plan"]
+from fssl_core.papers import fedsiam
+from fssl_core.profiles import get_profile
+
+run_profile = get_profile(profile)
+# the measured cell, by its configs: FedSiam-D, MNIST IID γ = 0.10, the paper's protocol, seeds 1234-1236
+cell, = fedsiam.table5_cells(run_profile.at_paper_protocol(), device, methods=["fedsiam_d"], settings=["iid"],
+                             datasets=["mnist"], labeled_ratios=[0.10], seeds=[1234, 1235, 1236])
 
 # %%
 import pandas as pd
 
 from fssl_core.algorithms.fedsiam import tau_schedule
-from fssl_core.papers import fedsiam
 from fssl_core.plots import save_figure
-from fssl_core.profiles import get_profile
 from fssl_core.store import RunStore
 from fssl_core.widgets import TauExplorer, plot_tau_curve
 
-run_profile = get_profile(profile)
 PAPER_CURVES = {  # Table 4 and §4.4: linear for MNIST/SVHN, rectangle for CIFAR-10, all at R_G = 50 (labels-at-client)
     "Figure 3 — linear, MNIST": dict(curve="linear", mu=0.5, phi_g=3, varphi_g=40, rounds=50),
     "Figure 3 — linear, SVHN": dict(curve="linear", mu=0.5, phi_g=3, varphi_g=40, rounds=50),
@@ -67,9 +73,6 @@ pd.DataFrame(rows)
 # against the reading, not against the paper.
 
 # %%
-# the cell's runs, by config: FedSiam-D, MNIST IID γ = 0.10, the paper's protocol, seeds 1234-1236
-cell, = fedsiam.table5_cells(run_profile.at_paper_protocol(), device, methods=["fedsiam_d"], settings=["iid"],
-                             datasets=["mnist"], labeled_ratios=[0.10], seeds=[1234, 1235, 1236])
 measured = {}
 for cfg in cell.configs:
     run = RunStore().load(cfg)
@@ -77,7 +80,7 @@ for cfg in cell.configs:
         label = f"mnist iid γ={cfg.labeled_ratio} R_L={cfg.local_epochs} R_G={cfg.rounds} seed={cfg.seed} ({cfg.run_id})"
         measured[label] = [m.get("online_upload_fraction", 0.0) for m in run.metrics]
 shown = next(iter(measured), None)
-print(f"measured: {len(measured)} of {len(cell.configs)} runs in the store; drawn: {shown or 'none (run fedsiam_table5)'}")
+print(f"measured: {len(measured)} of {len(cell.configs)} runs in the store; drawn: {shown or 'none'}")
 fig, ax = plot_tau_curve(**PAPER_CURVES["Figure 3 — linear, MNIST"], measured=measured.get(shown),
                          measured_name=shown.split(" (")[-1].rstrip(")") if shown else "")
 save_figure(fig, "fedsiam_tau_linear", run_profile.name)
