@@ -58,7 +58,8 @@ def _streaming(results: pd.DataFrame, method: str = "fedmix_fedloss",
                     cut_off=f"{', '.join(last)} = the run's last round ({rounds})" if last else None, unit="rounds")),
         ("comm_reduction", 1.0 - value(method, "total_mb") / value(baseline, "total_mb"), reduction,
          Comparison(_side(results, baseline, "total_mb").scaled(1.0 - (reduction or 0.0)),
-                    (_side(results, method, "total_mb"),), unit="fraction of the baseline's MB")),
+                    (_side(results, method, "total_mb"),),
+                    unit="reduction, 1 − ours/baseline's MB (the interval: MB, the paper's share of the baseline's − ours)")),
     ]
     rows = []
     for metric, ours, paper, comparison in claims:
