@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from .config import ConfigError, RunConfig
 from .paths import project_root
-from .report import Cell, dataset_available, read_results
+from .report import Cell, read_results, unavailable_reason
 from .store import RunStore
 
 PLAN_TAG, PARAMETERS_TAG = "plan", "parameters"
@@ -36,7 +36,7 @@ class NotebookPlan:
 
     def runnable(self) -> list[RunConfig]:
         """The configs whose dataset is on this machine (the others are reported needs-data)."""
-        return [c for c in self.configs if dataset_available(c.dataset)]
+        return [c for c in self.configs if unavailable_reason(c.dataset) is None]
 
 
 @dataclass
@@ -68,8 +68,7 @@ class JobPlan:
             lines.append(f"[plan] estimated {_minutes(self.seconds(workers))} on {workers} worker(s) "
                          f"(from {', '.join(where[s] for s in sorted(sources))}; refined as runs finish)")
         for dataset, n in sorted(self.needs_data.items()):
-            lines.append(f"[plan] needs-data: {dataset} is not on this machine ({n} run(s) reported as needs-data; "
-                         f"see README, 'Data')")
+            lines.append(f"[plan] needs-data, {n} run(s): {unavailable_reason(dataset)} (README, 'Data')")
         for nb in self.notebooks:
             runs = nb.runnable()
             todo = sum(1 for c in runs if c.run_id in {p.run_id for p in self.pending})
@@ -127,7 +126,7 @@ def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunS
             if cfg.run_id in seen:
                 continue
             seen.add(cfg.run_id)
-            if not dataset_available(cfg.dataset):
+            if unavailable_reason(cfg.dataset):
                 needs_data[cfg.dataset] = needs_data.get(cfg.dataset, 0) + 1
             elif store.load(cfg) is None:
                 pending.append(cfg)

@@ -51,13 +51,23 @@ class Cell:
 
 
 @functools.lru_cache(maxsize=None)
-def dataset_available(name: str) -> bool:
+def unavailable_reason(name: str) -> str | None:
+    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can."""
     try:
         load_dataset(name)
-        return True
+        return None
     except DatasetUnavailable as err:
-        print(f"needs-data: {err}".splitlines()[0], file=sys.stderr)
-        return False
+        return str(err).splitlines()[0]
+
+
+@functools.lru_cache(maxsize=None)
+def dataset_available(name: str) -> bool:
+    """Whether `name` loads here; where not, says why once (a notebook's output; the job's plan, which says it
+    in its own line, asks unavailable_reason)."""
+    reason = unavailable_reason(name)
+    if reason:
+        print(f"needs-data: {reason}", file=sys.stderr)
+    return reason is None
 
 
 # How a cell's metric is read from a finished run. Bytes are the run's totals over all rounds.
