@@ -25,8 +25,9 @@ Reading choices, and why:
   CE epoch uses strong augmentation (§4.5: "instead of only using strong augmentation"), the L_c
   epoch weak augmentation. SemiFL's server epoch sees weak views (semifl.py, as its code does), so the
   two methods' accuracies differ by that too: `server_ce_view='weak'` gives FedAnchor SemiFL's views,
-  the comparison without it (papers/fedanchor, `fedanchor_weak_server`). Pre-training (Appendix C: 5 epochs at 0.05) runs both epochs each time,
-  so the first pseudo-labels already come from a trained anchor head.
+  the comparison without it (papers/fedanchor, `fedanchor_weak_server`). Pre-training (Appendix C:
+  5 epochs at 0.05) runs both epochs each time, so the first pseudo-labels already come from a
+  trained anchor head.
 - Z^anchor is computed in eval mode on the un-augmented anchors, like the clients' z^m.
 - The download is the model, the S × 128 embeddings (float32) and their labels (uint8; the paper's
   Table 4 counts the embeddings only). Eq. 3 equals the dot product of ẑ_i^m with the mean of the
