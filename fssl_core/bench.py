@@ -152,7 +152,10 @@ def network_alone(fed: Federation, steps: int = 30) -> tuple[float, float]:
     with FlopCounterMode(display=False) as counter:
         model(x[0]).square().sum().backward()
     model.zero_grad(set_to_none=True)
-    stacked = {name: t.detach().unsqueeze(0).repeat(clients, *[1] * t.dim()).requires_grad_(t.is_floating_point())
+    trained = {name for name, _ in model.named_parameters()}
+    # parameters take gradients, buffers (BatchNorm's running statistics) not: batch_norm refuses a running
+    # mean that requires grad (the CIFAR cases' networks, found on an H100)
+    stacked = {name: t.detach().unsqueeze(0).repeat(clients, *[1] * t.dim()).requires_grad_(name in trained)
                for name, t in [*model.named_parameters(), *model.named_buffers()]}
 
     def loss(tensors: dict, images: torch.Tensor) -> torch.Tensor:

@@ -3,6 +3,7 @@ import io
 import sys
 
 import pytest
+import torch
 
 from fssl_core import bench
 
@@ -168,6 +169,24 @@ def test_the_network_alone_is_the_cohorts_forward_and_backward_with_its_flops_co
     forward = 2.88e6 + 6.4e6 + 0.32e6 + 0.01e6
     backward = 2.88e6 + 2 * 6.4e6 + 2 * 0.32e6 + 2 * 0.01e6      # conv1: its weights' gradient only
     assert flops == pytest.approx(10 * (forward + backward)) == 259.5e6 and seconds > 0
+
+
+def test_the_network_alone_trains_parameters_and_leaves_batchnorm_statistics_without_gradients():
+    # the CIFAR CNN has BatchNorm: its running statistics are buffers, which batch_norm refuses to take with
+    # requires_grad (the CIFAR bench cases raised on an H100, and on a CPU alike); its FLOPs are per client
+    # the same as a plain forward and backward of one client's batch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from fssl_core.config import RunConfig
+    cfg = RunConfig(algorithm="fedavg", dataset="synthetic_cifar10", partition="iid", labeled_ratio=0.1,
+                    clients=20, clients_per_round=3, batch_size=4, rounds=1)
+    fed = bench.Federation.build(cfg)
+    assert any(isinstance(m, torch.nn.BatchNorm2d) for m in fed.ctx.model.modules())
+    flops, seconds = bench.network_alone(fed, steps=1)
+    images = fed.data.normalize(fed.data.train_x[:4].to(fed.ctx.device))
+    with FlopCounterMode(display=False) as counter:
+        fed.ctx.model(images).square().sum().backward()
+    assert flops == 3 * counter.get_total_flops() > 0 and seconds > 0
 
 
 def test_the_loop_ratio_ceiling_is_the_loop_over_a_round_at_the_network_alone_rate():
