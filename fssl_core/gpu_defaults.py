@@ -36,8 +36,9 @@ def workers(gpu: str) -> tuple[int, str]:
         return FALLBACK_WORKERS, (f"{FALLBACK_WORKERS} at a time, a fallback: {gpu} has no runs-per-hour "
                                   f"measurement in {MEASUREMENTS.name} (python -m fssl_core gpu-check measures it)")
     best = max(rates, key=lambda k: rates[k])
+    edge = ("; the most runs at once measured: more may do better" if int(best) == max(map(int, rates)) else "")
     return int(best), (f"{best} at a time: the most runs per hour measured on {gpu} ({measured['date']}: "
-                       + ", ".join(f"{k} at once {rates[k]:.0f}/h" for k in sorted(rates, key=int)) + ")")
+                       + ", ".join(f"{k} at once {rates[k]:.0f}/h" for k in sorted(rates, key=int)) + f"{edge})")
 
 
 def cohort(gpu: str) -> tuple[bool, str]:

@@ -26,6 +26,15 @@ def test_the_concurrency_with_the_most_runs_per_hour_is_the_default(measured):
     count, why = gpu_defaults.workers(H100)
     assert count == 4
     assert why.startswith(f"4 at a time: the most runs per hour measured on {H100} (2026-11-26: 1 at once 60/h")
+    assert "more may do better" not in why
+
+
+def test_a_best_at_the_largest_concurrency_measured_says_more_may_do_better(measured):
+    gpu_defaults.MEASUREMENTS.write_text(json.dumps({H100: {**FIGURES[H100], "runs_per_hour": {"1": 22.0, "2": 41.0,
+                                                                                             "16": 128.0}}}))
+    gpu_defaults._measured.cache_clear()
+    count, why = gpu_defaults.workers(H100)
+    assert count == 16 and why.endswith("16 at once 128/h; the most runs at once measured: more may do better)")
 
 
 def test_auto_takes_the_trainer_faster_in_the_median_bench_case(measured):
