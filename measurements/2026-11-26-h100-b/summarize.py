@@ -74,6 +74,17 @@ def comparison_table() -> str:
         f"{c['mean_abs_accuracy_difference_last10']:.3f} points."])
 
 
+def sensitivity_table() -> str:
+    """sensitivity.py's rows (a CPU): the sequential trainer from a start nudged by a relative 1e-7."""
+    report = json.loads((HERE / "sensitivity.json").read_text())
+    cuda = {(r["algorithm"], r["settings"]): r["max_abs_diff"] for r in _report(1)["steps"]["cohort"]["rows"]}
+    lines = [f"| algorithm | settings | CPU: max abs difference after 2 rounds, start × (1 + {report['relative_nudge']:g}) | "
+             "H100: max abs(sequential − cohort) |", "|---|---|---|---|"]
+    lines += [f"| {r['algorithm']} | {r['settings']} | {r['max_abs_diff_after_2_rounds']:.1e} | "
+              f"{cuda[(r['algorithm'], r['settings'])]:.1e} |" for r in report["rows"]]
+    return "\n".join(lines)
+
+
 def gpu_measurements() -> dict:
     """gpu_measurements.json's entry for this GPU: runs per hour from call 1's throughput step, the bench
     rows from call 2's (every case; call 1's bench stopped at the CIFAR case)."""
@@ -85,7 +96,8 @@ def gpu_measurements() -> dict:
 
 def readme_tables() -> list[str]:
     """What README.md must show, as the records give it (tests/test_measurements.py)."""
-    return [bench_table(), first_bench_table(), throughput_table(), cohort_table(), comparison_table()]
+    return [bench_table(), first_bench_table(), throughput_table(), cohort_table(), sensitivity_table(),
+            comparison_table()]
 
 
 def project_readme_tables() -> list[str]:

@@ -1,0 +1,59 @@
+"""How far each of gpu-check's cohort configurations carries a rounding-sized difference, on a CPU:
+`python measurements/2026-11-26-h100-b/sensitivity.py` (about 2 minutes on one core; writes sensitivity.json).
+
+On the H100, FedMix and FedCon's cohort and sequential trainers ended two rounds 5.9e-4 and 3.9e-3 apart,
+while a second sequential run was identical to the first. The hypothesis named before this was run: the
+cohort's batched kernels add in another order than the per-client ones (differences of about 1e-7), and
+these two algorithms carry such a difference much further than the others (a pseudo-label kept or
+dropped at the confidence threshold changes a whole sample's gradient). This measures the second half on
+a CPU: the sequential trainer twice from the same start, once with every floating-point tensor of the
+initial state multiplied by (1 + 1e-7), and the largest difference of the trained role's tensors after
+two rounds. A configuration that does not amplify keeps it near 1e-7 × its weights' size.
+"""
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from fssl_core.engine import Federation  # noqa: E402
+from fssl_core.gpu_check import COHORT_CASES, cohort_config, helper_interval  # noqa: E402
+
+RELATIVE = 1e-7
+
+
+def trained(cfg, role: str, nudge: float) -> dict:
+    fed = Federation.build(cfg.replace(trainer="sequential"))
+    state = fed.initial_state()
+    for tensors in state.values():
+        if isinstance(tensors, dict):
+            for k, t in tensors.items():
+                if torch.is_tensor(t) and t.is_floating_point():
+                    tensors[k] = t * (1 + nudge)
+    for r in (1, 2):
+        state, _ = fed.run_round(state, r)
+    return state[role]
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    rows = []
+    for algorithm, role, extra in COHORT_CASES:
+        cfg, interval = cohort_config(algorithm, extra, "cpu")
+        began = time.perf_counter()
+        with helper_interval(interval):
+            plain, nudged = trained(cfg, role, 0.0), trained(cfg, role, RELATIVE)
+        diff = max(float((plain[k].double() - nudged[k].double()).abs().max()) for k in plain if plain[k].numel())
+        rows.append({"algorithm": algorithm, "settings": ", ".join(f"{k}={v}" for k, v in extra.items()) or "-",
+                     "max_abs_diff_after_2_rounds": diff, "seconds": round(time.perf_counter() - began, 1)})
+        print(rows[-1], flush=True)
+    (HERE / "sensitivity.json").write_text(json.dumps({"relative_nudge": RELATIVE, "device": "cpu",
+                                                       "torch": torch.__version__, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
