@@ -12,6 +12,8 @@ and figures as they were. Once it completes, `publish` moves its files into plac
   the paper-protocol checks a quick run makes), and a published row the new file does not hold stays
   (a run at another profile or of a narrower scope never drops what it did not measure). So a
   republish never loses a measured row: the rows of a better protocol are other keys, and stay.
+- a claims table beside its cells is rebuilt from the merged cells (`rebuild`, papers.rebuilt_claim_rows): a
+  narrowed run may bring a claim's cells without the claim, whose published row would then be stale.
 - `replace=True` (`reproduce --replace`) is the one way to drop published rows: the new rows then
   replace their keys' rows whatever their runs, and a whole-scope run's file replaces the table (rows
   outside a `--param` narrowing still stay: that run never looked at them).
@@ -39,10 +41,12 @@ NAMED = 5                        # rows named in a note; the rest are counted
 
 
 def publish(staging: Path, narrowed: bool, replace_figures: bool = False, replace: bool = False,
-            say: Callable[[str], None] | None = None) -> list[str]:
+            say: Callable[[str], None] | None = None,
+            rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None = None) -> list[str]:
     """Move every file under `staging` to the same place under the project root; return the notes
-    (rows kept against the new file, or dropped), each passed to `say` before anything is written.
-    `replace_figures`: a narrowed run's figures replace the old ones; `replace`: see the module's doc."""
+    (rows kept against the new file, or dropped, derived rows rebuilt), each passed to `say` before anything
+    is written. `replace_figures`: a narrowed run's figures replace the old ones; `replace`: see the module's
+    doc; `rebuild`: a results table's derived rows recomputed from its merged rows, with notes."""
     moves, notes = [], []
     for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
         dest = project_root() / staged.relative_to(staging)
@@ -52,9 +56,13 @@ def publish(staging: Path, narrowed: bool, replace_figures: bool = False, replac
             notes.append(f"{where}: kept (this run's figure shows only its --param slice; "
                          f"--replace-figures if the slice is the whole figure)")
         elif staged.suffix == ".csv" and dest.exists():
+            # a first publish needs no rebuild: the notebook built its claims from the cells it brings
             new, note = merged_results(read_results(dest), read_results(staged), narrowed, replace)
-            moves.append((dest, new))
             notes += [f"{where}: {note}"] if note else []
+            if rebuild:
+                new, rebuilt = rebuild(new)
+                notes += [f"{where}: {n}" for n in rebuilt]
+            moves.append((dest, new))
         else:
             moves.append((dest, staged))
     for note in notes if say else ():

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .config import ConfigError
-from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, redraw_table_figure,
-                     table_intros, update_readmes)
+from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
+                     redraw_table_figure, table_intros, update_readmes)
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .publish import STAGING_ENV, publish
 from .report_page import merge_results
@@ -224,7 +224,8 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
         # what a publish keeps against the notebook's file, or drops, is said before it writes
         publish(staging, narrowed=bool(parameters), replace_figures=replace_figures, replace=replace,
-                say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True))
+                say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True),
+                rebuild=rebuilt_claim_rows)
         redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
     report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
                            claim_comparisons=claim_comparisons(), table_intros=table_intros(),

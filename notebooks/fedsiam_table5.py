@@ -86,7 +86,7 @@ protocol_check_methods = ["fedavg", "fedavg_plus", "fedsem", "fedsiam_pi", "feds
 authors_rows = True
 
 # %% tags=["plan"]
-from fssl_core.papers import fedsiam
+from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -175,7 +175,7 @@ fedsiam.rankings(results)
 from fssl_core.report import claim_verdicts
 
 claims = fedsiam.table5_claims(results)
-claim_verdicts(pd.concat([results, claims], ignore_index=True), fedsiam.CLAIM_COMPARISONS)[
+claim_verdicts(pd.concat([results, claims], ignore_index=True), claim_comparisons())[
     ["setting", "labeled", "dataset", "method", "metric", "reproduced_value", "n_runs", "profile", "verdict", "interval"]]
 
 # %%

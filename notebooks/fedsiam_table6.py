@@ -47,7 +47,7 @@ seeds = None                            # None: the profile's share of the paper
 server_alone_seeds = None               # the server-alone rows' seeds (a few minutes a run); None: seeds
 
 # %% tags=["plan"]
-from fssl_core.papers import fedsiam
+from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -92,7 +92,7 @@ fedsiam.group_margins(results)
 # *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline.
 
 # %%
-claim_verdicts(pd.concat([results, claims], ignore_index=True), fedsiam.CLAIM_COMPARISONS)[
+claim_verdicts(pd.concat([results, claims], ignore_index=True), claim_comparisons())[
     ["setting", "labeled", "dataset", "method", "reproduced_value", "n_runs", "profile", "verdict", "interval"]]
 
 # %% [markdown]

@@ -35,7 +35,7 @@ variants = None                         # None: the profile's scope (quick and p
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %% tags=["plan"]
-from fssl_core.papers import fedsiam
+from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
@@ -71,7 +71,7 @@ fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 7 (profile {run_pro
 # *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline.
 
 # %%
-claim_verdicts(pd.concat([results, claims], ignore_index=True), fedsiam.CLAIM_COMPARISONS)[
+claim_verdicts(pd.concat([results, claims], ignore_index=True), claim_comparisons())[
     ["dataset", "method", "metric", "reproduced_value", "n_runs", "profile", "verdict", "interval"]]
 
 # %% [markdown]

@@ -370,7 +370,9 @@ def test_same_views_claims_compare_fedanchor_with_semifls_views_and_test_against
     # selected: its samples past SemiFL's test (260) against SemiFL's (200), not its own test's 500
     assert claims.set_index("metric").reproduced_value.to_dict() == {
         "pseudo_label_accuracy_all_gap": 6.0, "selected_softmax95_gap": 60.0, "accuracy_gap": 4.0}
-    comparisons = fedanchor.claim_comparisons(pd.DataFrame(rows).assign(paper="fedanchor", table="fmnist", dataset="fashion_mnist"))
+    from fssl_core.papers import claim_comparisons
+    cells = pd.DataFrame(rows).assign(paper="fedanchor", table="fmnist", dataset="fashion_mnist")
+    comparisons = claim_comparisons()["fedanchor"](cells)
     selected = next(c for key, c in comparisons.items() if "selected_softmax95_gap" in key)
     assert (selected.ours.mean, selected.theirs[0].mean, selected.unit) == (260.0, 200.0,
                                                                             "samples per client (one test: softmax > 0.95)")

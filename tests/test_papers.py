@@ -155,3 +155,20 @@ def test_the_report_names_methods_as_the_papers_do():
     assert named("fedsiam_d_mse vs fedsiam_d_kl", names) == "FedSiam-D (MSE) vs FedSiam-D (KL)"   # the longer id wins
     assert named("supervised_server", names) == "SL (server)" and named("server_alone", names) == "server_alone"
     assert named("fedsiam_d", {}) == "fedsiam_d"
+
+
+def test_every_published_claim_row_is_its_builder_on_the_published_cells():
+    """What the report tests a published claim on (papers.claim_comparisons) is read from the same published
+    cells its row is computed from: the builders rerun on them give every published claim row back, value for
+    value (publish rebuilds them after a narrowed republish, papers.rebuilt_claim_rows)."""
+    from fssl_core.paths import project_root
+    from fssl_core.report import CLAIM_KEY, is_claim, published_results
+    frame = published_results(project_root() / "results")
+    assert papers.rebuilt_claim_rows(frame)[1] == []
+    sourced = pd.Series([(p, t) in papers.claim_sources() for p, t in zip(frame.paper, frame.table)], index=frame.index)
+    published = frame[is_claim(frame) & sourced]
+    assert set(published.paper) == {"fedsiam", "fedanchor", "fedmix_fedloss"}
+    compared = set()
+    for compare in papers.claim_comparisons().values():
+        compared |= set(compare(frame))
+    assert compared >= {tuple(r) for r in published[CLAIM_KEY].itertuples(index=False)}

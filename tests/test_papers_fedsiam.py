@@ -3,7 +3,7 @@
 import pytest
 
 from fssl_core.config import RunConfig
-from fssl_core.papers import fedsiam, paper_values
+from fssl_core.papers import claim_comparisons, fedsiam, paper_values
 from fssl_core.profiles import PROFILES
 from fssl_core.report import Cell, reproduce_cells, round_curves
 from fssl_core.store import RunStore
@@ -385,7 +385,7 @@ def test_table5_claims_compare_fedsiam_d_with_the_best_baseline_and_rank_the_upl
     assert claims.loc["upload_d_minus_pi", "reproduced_value"] == 2.0
     assert claims.loc["upload_mt_minus_d", "reproduced_value"] == 2.0
     assert claims.loc["fedsiam_d_mt_accuracy_parity", "reproduced_value"] == pytest.approx(-0.2)
-    tested = claim_verdicts(pd.concat([frame, fedsiam.table5_claims(frame)]), fedsiam.CLAIM_COMPARISONS)
+    tested = claim_verdicts(pd.concat([frame, fedsiam.table5_claims(frame)]), claim_comparisons())
     verdicts = dict(zip(tested.metric, tested.verdict))
     # D against each baseline by Welch: against FedFixMatch 0.3, se = sqrt(0.09/3 + 0.16/3) = 0.289,
     # df = 0.0833² / (0.03²/2 + 0.0533²/2) = 3.7, t = 2.85: [−0.52, 1.12] is not wholly above 0;
@@ -414,7 +414,7 @@ def test_table7_claims_compare_the_siamese_pair_and_the_alpha_max_rows():
     claims = fedsiam.table7_claims(frame).set_index("metric")
     assert claims.loc["siamese_d_minus_nosiam", "reproduced_value"] == pytest.approx(-0.10)
     assert claims.loc["alpha_0999_minus_best_other", "reproduced_value"] == pytest.approx(-0.01)   # 0.99's 98.52
-    tested = claim_verdicts(pd.concat([frame, fedsiam.table7_claims(frame)]), fedsiam.CLAIM_COMPARISONS)
+    tested = claim_verdicts(pd.concat([frame, fedsiam.table7_claims(frame)]), claim_comparisons())
     assert tested.verdict.tolist() == ["untested (n=1)", "untested (n=1)"]      # −0.10 and −0.01 on one seed
     assert fedsiam.table7_claims(frame[frame.setting != "alpha_max=0.9"]).metric.tolist() == ["siamese_d_minus_nosiam"]
 
@@ -440,7 +440,7 @@ def test_table6_claims_compare_the_best_siamese_method_with_the_best_fixmatch_ba
     # tested against each FixMatch-based method: against FedFixMatch +0.31, se = sqrt(0.01/3 + 0.04/3) = 0.129,
     # df = 0.01667² / (0.00333²/2 + 0.01333²/2) = 2.94, t = 3.20: [−0.10, 0.72], within noise (the old 2·SE
     # band, 0.26, called it holding)
-    assert claim_verdicts(pd.concat([frame, claims]), fedsiam.CLAIM_COMPARISONS).verdict.tolist() == ["within noise"]
+    assert claim_verdicts(pd.concat([frame, claims]), claim_comparisons()).verdict.tolist() == ["within noise"]
 
 
 def test_table8_claims_compare_the_papers_chosen_consistency_loss_with_the_other():
@@ -462,7 +462,7 @@ def test_table8_claims_compare_the_papers_chosen_consistency_loss_with_the_other
         ("iid", "mnist", "fedsiam_d_mse vs fedsiam_d_kl"), ("noniid1", "mnist", "fedsiam_d_mse vs fedsiam_d_kl"),
         ("noniid1", "cifar10", "fedsiam_d_kl vs fedsiam_d_mse")]      # KL is the paper's pick for CIFAR-10 non-IID
     assert claims.reproduced_value.tolist() == pytest.approx([0.03, 10.0, 7.0])
-    assert claim_verdicts(pd.concat([frame, claims]), fedsiam.CLAIM_COMPARISONS).verdict.tolist() == ["untested (n=1)"] * 3
+    assert claim_verdicts(pd.concat([frame, claims]), claim_comparisons()).verdict.tolist() == ["untested (n=1)"] * 3
 
 
 def test_the_authors_fixmatch_rows_are_one_run_of_fedfixmatch_without_its_unlabeled_gradient():
@@ -755,23 +755,3 @@ def test_fedsiam_d_against_the_baselines_as_the_authors_train_them():
     assert got.to_dict("records") == [{"setting": "noniid3", "labeled": "0.10", "dataset": "mnist", "fedsiam_d": 98.27,
                                        "fedsiam_d seeds": 2, "best authors' baseline": "fedsem", "its accuracy": 97.51,
                                        "fedsiam_d minus it": 0.76}]
-
-
-def test_the_published_claim_rows_are_their_builders_on_the_published_cells():
-    """What the report tests a published claim on (claim_comparisons) is read from the same published cells
-    its row was computed from: the builders rerun on them give every published claim row back, value for value."""
-    import pandas as pd
-
-    from fssl_core.paths import project_root
-    from fssl_core.report import CLAIM_KEY, is_claim, published_results
-    frame = published_results(project_root() / "results")
-    published = frame[is_claim(frame) & (frame.paper == "fedsiam")]
-    rebuilt = []
-    for claims_table, (cells_table, build) in fedsiam.CLAIM_SOURCES.items():
-        cells = frame[(frame.paper == "fedsiam") & (frame.table == cells_table)]
-        rebuilt += [row for _, part in cells.groupby("profile") for row, _ in build(part)]
-    both = published.merge(pd.DataFrame(rebuilt), on=CLAIM_KEY, how="left", suffixes=("", "_rebuilt"))
-    assert len(both) == len(published) > 0
-    assert (both.reproduced_value == both.reproduced_value_rebuilt).all()
-    assert (both.n_runs == both.n_runs_rebuilt).all()
-    assert set(fedsiam.claim_comparisons(frame)) >= {tuple(r) for r in published[CLAIM_KEY].itertuples(index=False)}

@@ -131,6 +131,42 @@ def test_a_narrowed_run_keeps_the_whole_tables_figure(tmp_path, monkeypatch):
         assert any("kept" in n for n in notes) == (narrowed and not replace)
 
 
+def _cell(method, metric, value, n_runs, table="table5"):
+    return {**_row(method, value, profile="paper", n_runs=n_runs), "table": table, "metric": metric,
+            "reproduced_std": 0.5 if n_runs > 1 else math.nan}
+
+
+def test_a_narrowed_republish_rebuilds_the_claims_its_cells_changed(tmp_path, monkeypatch):
+    """The CI failure of session 28: a baselines-and-FedSiam-D rerun of Table 5 brought FedSiam-D's upload at
+    three seeds but not FedSiam-Π, so not the Π < D upload claim; the published claim row kept the one-seed
+    difference (23.90 MB where its cells now give 23.86). Published, the claim is rebuilt from the merged
+    cells: 11.0 − 2.0 = 9.0 MB, not the 8.0 the old FedSiam-D upload gave; a claim it cannot rebuild stays."""
+    from fssl_core.papers import rebuilt_claim_rows
+    from fssl_core.publish import publish
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    upload = {"table": "table5_claims", "method": "fedsiam_d vs fedsiam_pi", "metric": "upload_d_minus_pi",
+              "paper_value": 0.0}
+    other = {"table": "table5_claims", "method": "fedsiam_d vs best baseline",
+             "metric": "fedsiam_d_minus_best_baseline", "paper_value": 0.0}
+    old = pd.DataFrame([_cell("fedsiam_d", "accuracy", 98.0, 1), _cell("fedsiam_d", "upload_mb", 10.0, 1),
+                        _cell("fedsiam_pi", "upload_mb", 2.0, 1), {**_cell("x", "x", 8.0, 1), **upload},
+                        {**_cell("x", "x", 1.5, 1), **other}])
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "t.csv").write_text(old[COLUMNS].to_csv(index=False))
+    staged = tmp_path / "staging" / "results"
+    staged.mkdir(parents=True)
+    new = pd.DataFrame([_cell("fedsiam_d", "accuracy", 98.2, 3), _cell("fedsiam_d", "upload_mb", 11.0, 3)])
+    staged.joinpath("t.csv").write_text(new[COLUMNS].to_csv(index=False))
+    notes = publish(tmp_path / "staging", narrowed=True, rebuild=rebuilt_claim_rows)
+    after = read_results(tmp_path / "results" / "t.csv").set_index("metric")
+    assert after.loc["upload_d_minus_pi", ["reproduced_value", "n_runs"]].tolist() == [9.0, 1]
+    assert after.loc["fedsiam_d_minus_best_baseline", "reproduced_value"] == 1.5      # no baseline cells: kept
+    assert after.loc["upload_mb"].set_index("method").reproduced_value.to_dict() == {"fedsiam_d": 11.0, "fedsiam_pi": 2.0}
+    assert len(after) == len(old)
+    assert any("table5_claims: 1 claim row(s) rebuilt from the published cells; 1 its cells no longer give kept" in n
+               for n in notes), notes
+
+
 @requires_mnist
 def test_a_quick_republish_of_a_table_holding_paper_rows_shrinks_nothing(tmp_path):
     """Issue 47: `reproduce --profile quick --only fedsiam_table6`, with nothing to train, once replaced the

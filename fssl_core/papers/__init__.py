@@ -4,8 +4,10 @@ folder what the report and the figures are given as arguments.
 
 Adding a paper is a folder beside these and one line in PAPERS. The folder's package may define
 DISPLAY_NAMES (method id -> the paper's name), FAR_CELL_CAUSES (paper -> a function of its published
-rows, see report.summary) and CLAIM_COMPARISONS (paper -> a function of its published rows naming the
-cells each claim row compares, see report.claim_verdicts); its values*.csv follow papers/README.md.
+rows, see report.summary) and CLAIM_SOURCES ((paper, claims table) -> (the table of the cells its rows are
+computed from, the builder: one profile's cells -> [(claim row, claim_test.Comparison)]), from which both the
+cells each claim compares (claim_comparisons, report.claim_verdicts) and the published claim rows after a
+republish (rebuilt_claim_rows) are read); its values*.csv follow papers/README.md.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pandas as pd
 
 from ..config import ConfigError
 from ..paths import project_root
-from ..report import published_results, replace_readme_block
+from ..report import CLAIM_KEY, COLUMNS, published_results, replace_readme_block
 from ..report_page import results_tables_markdown
 
 # The papers' names as the values CSVs' `paper` column writes them -> the package reproducing each.
@@ -86,10 +88,71 @@ def far_cell_causes() -> dict[str, Callable[[pd.DataFrame], pd.DataFrame]]:
     return {paper: cause for p in packages().values() for paper, cause in getattr(p, "FAR_CELL_CAUSES", {}).items()}
 
 
+ClaimBuilder = Callable[[pd.DataFrame], list]     # one profile's cells -> [(claim row, claim_test.Comparison)]
+
+
+def claim_sources() -> dict[tuple[str, str], tuple[str, ClaimBuilder]]:
+    """(paper, claims table) -> (the table of its cells, its builder), over every paper (a package's CLAIM_SOURCES)."""
+    return {key: source for p in packages().values() for key, source in getattr(p, "CLAIM_SOURCES", {}).items()}
+
+
+def _built_claims(published: pd.DataFrame, paper: str, cells_table: str, build: ClaimBuilder) -> list:
+    """`build` on the published cells of `cells_table`, one measuring profile at a time."""
+    cells = published[(published.paper == paper) & (published.table == cells_table)]
+    return [built for _, part in cells.groupby("profile", sort=False) for built in build(part)]
+
+
+def _paper_comparisons(sources: dict, published: pd.DataFrame) -> dict:
+    return {tuple(row[k] for k in CLAIM_KEY): comparison for (paper, _), (cells_table, build) in sources.items()
+            for row, comparison in _built_claims(published, paper, cells_table, build)}
+
+
 def claim_comparisons() -> dict[str, Callable[[pd.DataFrame], dict]]:
-    """Paper -> the function giving, per published claim row, the cells it compares (claim_test.Comparison);
-    report.claim_verdicts tests each by claim_test.claim_test."""
-    return {paper: compare for p in packages().values() for paper, compare in getattr(p, "CLAIM_COMPARISONS", {}).items()}
+    """Paper -> the function giving, per published claim row (report.CLAIM_KEY as a tuple), the cells it
+    compares (claim_test.Comparison): the claims' own builders (claim_sources) run on the published cells, so a
+    verdict is a function of the committed rows; report.claim_verdicts tests each by claim_test.claim_test."""
+    by_paper: dict[str, dict] = {}
+    for key, source in claim_sources().items():
+        by_paper.setdefault(key[0], {})[key] = source
+    return {paper: functools.partial(_paper_comparisons, sources) for paper, sources in by_paper.items()}
+
+
+def rebuilt_claim_rows(published: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """`published` (a results table after a merge) with each published claim row rebuilt from the cells beside
+    it, and a note per claims table whose rows changed. A narrowed republish brings a claim's cells but not
+    always the claim (FedSiam's upload claims compare FedSiam-Π, which a baselines-only rerun leaves out): its
+    published row would then keep the old cells' difference. Only published rows are rebuilt, in place: a claim
+    its notebook never stated (e.g. at a profile it publishes none for) is not added, and one its cells no
+    longer give stays, said (nothing published shrinks)."""
+    rows, notes = published.reset_index(drop=True), []
+    for (paper, claims_table), (cells_table, build) in claim_sources().items():
+        mine = ((rows.paper == paper) & (rows.table == claims_table)).values
+        if not mine.any():
+            continue
+        built = pd.DataFrame([row for row, _ in _built_claims(rows, paper, cells_table, build)], columns=COLUMNS)
+        fresh = dict(zip(map(tuple, built[CLAIM_KEY].astype(str).values), built.to_dict("records")))
+        keys = list(map(tuple, rows[CLAIM_KEY].astype(str).values))
+        changed = [i for i in mine.nonzero()[0] if keys[i] in fresh and _differs(rows.iloc[i], fresh[keys[i]])]
+        stale = [i for i in mine.nonzero()[0] if keys[i] not in fresh]
+        for i in changed:
+            rows.loc[i, COLUMNS] = [fresh[keys[i]][c] for c in COLUMNS]
+        if changed or stale:
+            notes.append(f"{paper} {claims_table}: {len(changed)} claim row(s) rebuilt from the published cells"
+                         + (f"; {len(stale)} its cells no longer give kept as published" if stale else ""))
+    return rows, notes
+
+
+def _differs(old: pd.Series, new: dict) -> bool:
+    """A published row and its rebuild disagree on a column (numbers as numbers: a CSV reads 1 back as 1.0)."""
+    def same(a, b) -> bool:
+        a, b = (None if pd.isna(v) or v == "" else v for v in (a, b))     # a CSV reads a missing text back as ""
+        if a is None or b is None:
+            return a is b
+        try:
+            return float(a) == float(b)
+        except (TypeError, ValueError):
+            return str(a) == str(b)
+    return not all(same(old[c], new[c]) for c in COLUMNS)
 
 
 def table_intros() -> dict[tuple[str, str], str]:

@@ -7,7 +7,7 @@ from .cells import (ALL_METHODS, ANCHOR, ANCHOR_DIM, CURVE_FIGURES, DIAGNOSTICS,
                     SHARED, TABLE4_ANCHORS, curve_cells, downstream_overhead, figure5_configs, fmnist_cells,
                     missing_methods, not_implemented_rows, paper_config, paper_value, paper_values, table4_rows,
                     table_cells)
-from .claims import CLAIM_METRICS, claim_comparisons, fmnist_claims, fmnist_same_views_claims
+from .claims import CLAIM_METRICS, CLAIM_SOURCES, fmnist_claims, fmnist_same_views_claims
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
 # rotated tick labels (Table 3's ablations abbreviated)
@@ -21,8 +21,6 @@ DISPLAY_NAMES = {
     "fedanchor_client_server_mixup": "FedAnchor +both mix", "fedanchor_server_mixup": "FedAnchor +server mix",
     "fedanchor_no_contr_loss": "FedAnchor w/o contr.", "fedanchor_weak_server": "FedAnchor, SemiFL's server views",
 }
-# The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
-CLAIM_COMPARISONS = {PAPER: claim_comparisons}
 # The sentence introducing each of the paper's tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {
     (PAPER, "fmnist"): "Fashion-MNIST, a setting the paper does not report (no paper values): every method's "

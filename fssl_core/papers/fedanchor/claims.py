@@ -1,5 +1,5 @@
 """FedAnchor's central claims (§5.2-5.3) measured on Fashion-MNIST, a setting the paper does not report,
-each with the cells it compares (`claim_comparisons`, tested by claim_test.claim_test through
+each with the cells it compares (CLAIM_SOURCES, tested by claim_test.claim_test through
 report.claim_verdicts)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from ...claim_test import Comparison, Side
-from ...report import CLAIM_KEY, COLUMNS
+from ...report import COLUMNS
 from .cells import PAPER, SAME_VIEWS
 
 CLAIM_METRICS = ("pseudo_label_accuracy_all", "selected", "accuracy")
@@ -72,11 +72,6 @@ def _fmnist(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "s
     return rows
 
 
-def claim_comparisons(published: pd.DataFrame) -> dict[tuple, Comparison]:
-    """Per published Fashion-MNIST claim row (report.CLAIM_KEY as a tuple), the cells it compares: the
-    claims' builder run on the published `fmnist` cells at each measuring profile (report.claim_verdicts)."""
-    cells = published[(published.paper == PAPER) & (published.table == "fmnist")]
-    out = {}
-    for _, part in cells.groupby("profile", sort=False):
-        out.update({tuple(row[k] for k in CLAIM_KEY): comparison for row, comparison in [*_fmnist(part), *_same_views(part)]})
-    return out
+# (paper, claims table) -> (the table of the cells it compares, the builder of its rows and comparisons)
+CLAIM_SOURCES = {(PAPER, "fmnist_claims"): ("fmnist", _fmnist),
+                 (PAPER, "fmnist_same_views_claims"): ("fmnist", _same_views)}

@@ -9,11 +9,9 @@ from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTI
                     STREAMING_METRICS, cifar_cells, en_cells, figure4_cells, figure5_cells, figure6_cells, paper_config,
                     paper_value, sensitivity_cells, streaming_cells)
 from .cells import DISPLAY_NAMES
-from .claims import cifar_claims, claim_comparisons, streaming_claims, streaming_rounds
+from .claims import CLAIM_SOURCES, cifar_claims, streaming_claims, streaming_rounds
 from .figures import draw_cifar_figure, reproduce_cifar_figure
 
-# The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
-CLAIM_COMPARISONS = {PAPER: claim_comparisons}
 # The sentence introducing each of the papers' tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {
     (PAPER, "fig4"): "Journal Fig. 4: every method on CIFAR-10, IID and Dir(0.1) (values read off the figure).",

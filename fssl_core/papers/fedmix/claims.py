@@ -1,5 +1,5 @@
 """The FedMix papers' claims as report rows, ours beside the paper's statement, each with the cells it
-compares (`claim_comparisons`, tested by claim_test.claim_test through report.claim_verdicts): the
+compares (CLAIM_SOURCES, tested by claim_test.claim_test through report.claim_verdicts): the
 streaming Fig. 8 claims of the journal and the CIFAR-10 ones of both papers."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...claim_test import Comparison, Side
 from ...profiles import PROFILES
-from ...report import CLAIM_KEY, COLUMNS
+from ...report import COLUMNS
 from .cells import PAPER, QUICK, STREAMING, paper_config, paper_value
 
 
@@ -104,11 +104,5 @@ def cifar_claims(results: pd.DataFrame) -> pd.DataFrame:
                          for t, s, m, k, v, p in rows], columns=COLUMNS)
 
 
-def claim_comparisons(published: pd.DataFrame) -> dict[tuple, Comparison]:
-    """Per published Fig. 8 claim row (report.CLAIM_KEY as a tuple), the cells it compares: the claims'
-    builder run on the published Fig. 8 cells at each measuring profile (report.claim_verdicts)."""
-    cells = published[(published.paper == PAPER) & (published.table == "fig8")]
-    out = {}
-    for _, part in cells.groupby("profile", sort=False):
-        out.update({tuple(row[k] for k in CLAIM_KEY): comparison for row, comparison in _streaming(part)})
-    return out
+# (paper, claims table) -> (the table of the cells it compares, the builder of its rows and comparisons)
+CLAIM_SOURCES = {(PAPER, "fig8_claims"): ("fig8", _streaming)}

@@ -21,7 +21,7 @@ from .cells import (ABLATION_SEEDS, CLIENT_PROTOCOL, DATASETS, FIGURE5_METHODS, 
                     TABLE6_SETTINGS, fedsiam_settings, figure5_cells, figure6_cells, paper_config,
                     paper_protocol_scope, protocol, table5_cells, table5_columns, table6_cells, table6_columns,
                     table7_cells, table7_variants, table8_cells)
-from .claims import (BASELINES, CLAIM_SOURCES, TAU_READING, claim_comparisons, fedsiam_d_vs_authors_baselines,
+from .claims import (BASELINES, CLAIM_SOURCES, TAU_READING, fedsiam_d_vs_authors_baselines,
                      group_margins, rankings, table5_claims, table6_claims, table7_claims, table8_claims)
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
@@ -37,8 +37,6 @@ DISPLAY_NAMES = {
 # The README's summary counts, of the published cells beyond report.WITHIN_POINTS, those with a cause under
 # the pre-registered rule (causes.PRE_REGISTERED, plus our seeds' spread from three seeds)
 FAR_CELL_CAUSES = {PAPER: explain_published}
-# The cells each published claim row compares (report.claim_verdicts tests them by claim_test)
-CLAIM_COMPARISONS = {PAPER: claim_comparisons}
 # The sentence introducing each of the paper's tables in results/REPORT.md (papers.table_intros)
 _EXPLORATORY = ("Exploratory: never counted as a cause (only the pre-registered reading is, causes.PRE_REGISTERED); "
                 "shown so a reader can see which part of the authors' computation moves a cell.")

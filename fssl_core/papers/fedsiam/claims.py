@@ -1,5 +1,5 @@
 """FedSiam's claims (the abstract, §4.2-4.4) per table column, as report rows with their seeds' standard
-error (tables `<table>_claims`), each with the cells it compares (`claim_comparisons`, tested by
+error (tables `<table>_claims`), each with the cells it compares (CLAIM_SOURCES, tested by
 claim_test.claim_test through report.claim_verdicts), and the readings beside them."""
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import math
 import pandas as pd
 
 from ...claim_test import Comparison, Side
-from ...report import CLAIM_KEY, COLUMNS
-from .cells import PAPER, fedsiam_settings
+from ...profiles import REDUCED
+from ...report import COLUMNS
+from .cells import PAPER, SEEDS, fedsiam_settings
 
 # The upload ranking Π < D < MT follows from reading τ as the fraction of online-net layers uploaded
 # (algorithms/fedsiam.py, "Reading choices"): Π sends none, MT all, D between. A claim it implies is
@@ -151,7 +152,8 @@ def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, fir
     """Report rows of `claims`, each (method, metric, a, b, comparison) with its comparison: a − b with its
     standard error over seeds, n_runs the fewest seeds among the comparison's cells. A claim is stated only
     where all its cells were measured (e.g. every baseline), so a slice of a table never states it on part
-    of the evidence; profile, device and status are those of the table's row `first`."""
+    of the evidence; profile and device are those of the table's row `first`, and so is the status unless a
+    cell has fewer than the paper's runs (then "reduced", as that cell is: report.reproduce_cells)."""
     setting, labeled, dataset = coordinates
     rows = []
     for method, metric, a, b, comparison in claims:
@@ -164,7 +166,8 @@ def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, fir
                       "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
                       "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan,
                       "n_runs": min(s.n for s in inputs), "profile": first.profile, "device": first.device,
-                      "seconds": 0.0, "status": first.status}, comparison))
+                      "seconds": 0.0, "status": REDUCED if min(s.n for s in inputs) < len(SEEDS) else first.status},
+                     comparison))
     return rows
 
 
@@ -240,19 +243,7 @@ def _table8(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
     return rows
 
 
-# claims table -> (the table of the cells it compares, the builder of its rows and comparisons)
-CLAIM_SOURCES = {"table5_claims": ("table5", _table5), "table6_claims": ("table6", _table6),
-                 "table7_claims": ("table7", _table7), "table8_claims": ("table8", _table8)}
-
-
-def claim_comparisons(published: pd.DataFrame) -> dict[tuple, Comparison]:
-    """Per published claim row (report.CLAIM_KEY as a tuple), the cells it compares: the claims' own builders
-    run on the published cells of its source table at each measuring profile, so the verdict is a function
-    of the committed rows (report.claim_verdicts)."""
-    out = {}
-    for cells_table, build in CLAIM_SOURCES.values():
-        cells = published[(published.paper == PAPER) & (published.table == cells_table)]
-        for _, part in cells.groupby("profile", sort=False):
-            out.update({tuple(row[k] for k in CLAIM_KEY): comparison for row, comparison in build(part)})
-    return out
-
+# (paper, claims table) -> (the table of the cells it compares, the builder of its rows and comparisons):
+# papers.claim_comparisons and papers.rebuilt_claim_rows read the claims from the published cells through it
+CLAIM_SOURCES = {(PAPER, f"table{i}_claims"): (f"table{i}", build)
+                 for i, build in ((5, _table5), (6, _table6), (7, _table7), (8, _table8))}
