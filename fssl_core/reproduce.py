@@ -213,8 +213,11 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         try:
             papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent), parameters=injected,
                                        progress_bar=False, log_output=False,
-                                       # the kernel's warning about its local TCP socket is noise to a reader
-                                       extra_arguments=["--IPKernelApp.log_level=ERROR"])
+                                       # the kernel's own log is noise to a reader: its warning about its local
+                                       # TCP socket, and the "KeyboardInterrupt caught in kernel" error the
+                                       # shutdown's interrupt logs after the last cell; a failing cell raises
+                                       # PapermillExecutionError and a dead kernel DeadKernelError, not a log line
+                                       extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)      # a failed notebook publishes nothing
             raise
