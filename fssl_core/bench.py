@@ -4,7 +4,8 @@
   (no cases=)  the quick look: mnist_fedavg and mnist_fedsiam_d, one timed round each (rounds=1
                unless given), about 2½ minutes on one core of a 2-core x86 CPU;
   cases=all    every case in CASES, rounds=3 unless given (the README's table; tens of minutes or more on CPU);
-  cases=a,b    the cases named, rounds=3 unless given.
+  cases=a,b    the cases named, rounds=3 unless given;
+  cases=runs_per_hour  runs per hour of FedSiam-D, solo processes against batches of runs (bench_batches.py).
 On CPU every round is timed whole. On CUDA a whole round is not affordable: the papers' DataLoader loop did
 not finish one in 170 s on an H200. There each trainer's round is timed over its first CUDA_STEPS steps
 (loop and sequential trainer: 200 client steps, of 900 (FedAvg) to 3,900 (FedSiam-D) in a round; cohort: 50
@@ -286,7 +287,7 @@ def bench(device: str = "cpu", rounds: int = ROUNDS, cases=tuple(CASES),
     the time left is at least the longest case so far; the cases left out have no row."""
     _check_cases(cases)
     if device == "cpu":
-        torch.set_num_threads(1)     # as runs train (RunStore.execute): one run per core
+        torch.set_num_threads(1)     # as runs train (trainer.train_batch): one run per core
     steps = steps if steps is not None else CUDA_STEPS if device == "cuda" else None
     budget_s = budget_s if budget_s is not None else CUDA_BUDGET_S if device == "cuda" else None
     start = time.perf_counter()
@@ -403,6 +404,10 @@ def readme_block(rows: list[dict], device: str, options: str = "") -> str:
 
 
 def main(pairs: dict[str, str]) -> None:
+    if pairs.get("cases") == "runs_per_hour":      # many runs at once: its own options (bench_batches.py)
+        from .bench_batches import main as runs_per_hour
+        runs_per_hour(pairs)
+        return
     unknown = set(pairs) - {"device", "rounds", "cases", "table", "readme"}
     if unknown:
         raise ValueError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: "

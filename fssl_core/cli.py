@@ -45,10 +45,11 @@ IO_FAILURE = 4
 def cmd_run(args) -> int:
     from .executors import sigterm_as_interrupt
     from .store import OK, RunStore, describe
+    from .trainer import train
     cfg = RunConfig.from_strings(_pairs(args.pairs))
     try:
         with sigterm_as_interrupt():
-            result = RunStore(args.runs).execute(cfg, progress=not args.quiet)
+            result = train(cfg, RunStore(args.runs), progress=not args.quiet)
     except KeyboardInterrupt:
         # as reproduce does: the run's checkpoint holds its last finished round, and the same command resumes
         print(f"\n[run] interrupted: {describe(cfg)} resumes from its last checkpoint when the same command is "

@@ -187,21 +187,22 @@ class Federation:
         (as one cohort or one after another) and uploads, then aggregation, the server's hooks after
         it, and the round's metrics. Flower's adapter (integrations/flower) runs the same steps, with
         `train_client` in the ClientApp."""
-        algo = self.algorithm
-        start = time.perf_counter()
+        return run_rounds_together([self], [state], round)[0]
+
+    def begin_round(self, state: State, round: int) -> "_Round":
+        """The round up to its local trainings: the server's hooks, the sampled clients and their downloads."""
         self.server_begin(state, round)
         clients = self.sample_clients(round)
-        payloads = [algo.download(state, round, client) for client in clients]
+        payloads = [self.algorithm.download(state, round, client) for client in clients]
         participations = self.participations(round)
-        clocks = [int(participations[client]) for client in clients]
-        if self.cohort and clients:
-            uploads = self._train_cohort(round, clients, payloads, clocks)
-        else:
-            uploads = [self.train_client(round, client, payload, clock)
-                       for client, payload, clock in zip(clients, payloads, clocks)]
-        state, metrics = self.server_end(state, round, uploads, sum(payload_bytes(p) for p in payloads))
-        metrics["seconds"] = time.perf_counter() - start
-        return state, metrics
+        return _Round(clients, payloads, [int(participations[client]) for client in clients])
+
+    def can_batch_with(self, other: "Federation") -> bool:
+        """Whether `other`'s clients can train in one cohort with this run's: both train as a cohort, on
+        the same image tensors, with the same algorithm (trainer.batch_key makes sure of the settings its
+        loss, trained roles and optimiser read, before any run is built)."""
+        return (self.cohort and other.cohort and other.images.x is self.images.x
+                and type(other.algorithm) is type(self.algorithm) and other.param_names == self.param_names)
 
     def _optimizer(self) -> SGD:
         return SGD(self.cfg.lr, self.cfg.momentum, self.cfg.weight_decay)
@@ -241,24 +242,6 @@ class Federation:
         return Upload(client, algo.upload(nets, view, round), view.num_labeled, view.num_unlabeled, stats,
                       participation)
 
-    def _train_cohort(self, round: int, clients: list[int], payloads: list[Payload],
-                      clocks: list[int]) -> list[Upload]:
-        """The round's clients trained as one cohort: the same steps as `train_client` for each, to
-        float tolerance (tests/test_cohort.py)."""
-        algo = self.algorithm
-        views = [self.client_view(client, round) for client in clients]
-        inits = [algo.client_init(payload, view) for payload, view in zip(payloads, views)]
-        walks = [algo.local_view(nets, view) for nets, view in zip(inits, views)]
-        plans = [algo.plan(walk, round) for walk in walks]
-        generators = [self.generator(round, client) for client in clients]
-        stacked = stack_nets(inits)
-        all_stats = train_cohort(stacked, algo.trainable, self.param_names, algo.loss, self.images, walks, plans,
-                                 self._optimizer(), generators, round, after_step=algo.after_step,
-                                 participations=clocks)
-        return [Upload(client, algo.upload(nets, view, round), view.num_labeled, view.num_unlabeled, stats, clock)
-                for client, view, nets, stats, clock in zip(clients, views, unstack_nets(stacked, len(clients)),
-                                                             all_stats, clocks)]
-
     def server_end(self, state: State, round: int, uploads: list[Upload], download_bytes: int
                    ) -> tuple[State, dict[str, Any]]:
         """Aggregation of the round's uploads, the server's hooks after it, and the round's metrics
@@ -294,6 +277,76 @@ class Federation:
             correct += (logits.argmax(1) == target).sum()
             loss += torch.nn.functional.cross_entropy(logits.float(), target, reduction="sum").double()
         return {"accuracy": 100.0 * int(correct) / len(y), "test_loss": float(loss) / len(y)}
+
+
+@dataclass
+class _Round:
+    """A run's round between its downloads and its uploads."""
+    clients: list[int]
+    payloads: list[Payload]
+    clocks: list[int]            # each client's participations, this round included (FedFreq's q)
+
+
+def run_rounds_together(feds: list[Federation], states: list[State], round: int
+                        ) -> list[tuple[State, dict[str, Any]]]:
+    """Round `round` of several runs at once: each run's server steps on its own, and the local trainings
+    of every run that trains as a cohort stacked into one cohort (their clients side by side, each on its
+    own streams), so a batch of small runs takes its steps together. One run alone is `run_round`.
+    Each run's `seconds` is the wall time of the whole round (of the batch, for a batch)."""
+    start = time.perf_counter()
+    rounds = [fed.begin_round(state, round) for fed, state in zip(feds, states)]
+    uploads: dict[int, list[Upload]] = {}
+    stacked = [i for i, (fed, r) in enumerate(zip(feds, rounds)) if fed.cohort and r.clients]
+    if stacked:
+        lead = feds[stacked[0]]
+        if not all(lead.can_batch_with(feds[i]) for i in stacked):
+            raise ValueError("run_rounds_together: runs that cannot train as one cohort "
+                             f"({', '.join(sorted({feds[i].cfg.algorithm for i in stacked}))}; trainer.batch_key)")
+        for i, ups in zip(stacked, _train_cohort([feds[i] for i in stacked], [rounds[i] for i in stacked], round)):
+            uploads[i] = ups
+    for i, (fed, r) in enumerate(zip(feds, rounds)):
+        if i not in uploads:
+            uploads[i] = [fed.train_client(round, client, payload, clock)
+                          for client, payload, clock in zip(r.clients, r.payloads, r.clocks)]
+    out = [fed.server_end(state, round, uploads[i], sum(payload_bytes(p) for p in r.payloads))
+           for i, (fed, state, r) in enumerate(zip(feds, states, rounds))]
+    seconds = time.perf_counter() - start
+    for _, metrics in out:
+        metrics["seconds"] = seconds
+    return out
+
+
+def _train_cohort(feds: list[Federation], rounds: list[_Round], round: int) -> list[list[Upload]]:
+    """The clients of every run's round trained as one cohort: the same steps as `train_client` for each,
+    to float tolerance (tests/test_cohort.py, tests/test_trainer.py). Each run prepares and receives its
+    own clients through its own algorithm; the loss, trained roles, images and optimiser are the first
+    run's, which `can_batch_with` makes the same for all."""
+    lead = feds[0]
+    algo = lead.algorithm
+    per_run = []
+    for fed, r in zip(feds, rounds):
+        views = [fed.client_view(client, round) for client in r.clients]
+        inits = [fed.algorithm.client_init(payload, view) for payload, view in zip(r.payloads, views)]
+        walks = [fed.algorithm.local_view(nets, view) for nets, view in zip(inits, views)]
+        plans = [fed.algorithm.plan(walk, round) for walk in walks]
+        generators = [fed.generator(round, client) for client in r.clients]
+        per_run.append((views, inits, walks, plans, generators))
+    inits = [nets for run in per_run for nets in run[1]]
+    stacked = stack_nets(inits)
+    all_stats = train_cohort(stacked, algo.trainable, lead.param_names, algo.loss, lead.images,
+                             [w for run in per_run for w in run[2]], [p for run in per_run for p in run[3]],
+                             lead._optimizer(), [g for run in per_run for g in run[4]], round,
+                             after_step=algo.after_step, participations=[c for r in rounds for c in r.clocks])
+    trained = iter(zip(unstack_nets(stacked, len(inits)), all_stats))
+    out = []
+    for fed, r, (views, *_) in zip(feds, rounds, per_run):
+        ups = []
+        for client, view, clock in zip(r.clients, views, r.clocks):
+            nets, stats = next(trained)
+            ups.append(Upload(client, fed.algorithm.upload(nets, view, round), view.num_labeled, view.num_unlabeled,
+                              stats, clock))
+        out.append(ups)
+    return out
 
 
 def _mean_stats(per_client: list[dict[str, float]]) -> dict[str, float]:

@@ -331,7 +331,7 @@ def run_check(device: str = "cuda", size: str | None = None, out: str | Path = "
     watchdog.start()
     threads = torch.get_num_threads()
     if device == "cpu":
-        torch.set_num_threads(1)     # as runs train on a CPU (RunStore.execute), and bench times them
+        torch.set_num_threads(1)     # as runs train on a CPU (trainer.train_batch), and bench times them
     cumulative = 0.0
     try:
         for index, name in enumerate(steps, 1):

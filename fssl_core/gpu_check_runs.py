@@ -41,6 +41,7 @@ def _train(roots: list[str], cfg: dict, mark_after: int = 0, trained_log: str | 
     round it trains."""
     from .executors.local import _die_with_parent
     from .store import RunStore
+    from .trainer import train
     _die_with_parent()       # a SIGKILL of the check leaves no run behind
     for root in roots:
         def after_round(r: int, root: str = root) -> None:
@@ -49,7 +50,7 @@ def _train(roots: list[str], cfg: dict, mark_after: int = 0, trained_log: str | 
             if trained_log:
                 with open(trained_log, "a") as log:
                     log.write(f"{r}\n")
-        RunStore(root).execute(RunConfig.from_dict(cfg), progress=False, after_round=after_round)
+        train(RunConfig.from_dict(cfg), RunStore(root), progress=False, after_round=after_round)
 
 
 def _flat(x: Any, prefix: str = "") -> dict[str, Any]:
@@ -129,8 +130,8 @@ def _timed_run(root: str, cfg: dict, worker: int, events) -> None:
     from .store import RunStore
     _die_with_parent()       # a SIGKILL of the check leaves no run behind
     try:
-        RunStore(root).execute(RunConfig.from_dict(cfg), progress=False,
-                               after_round=lambda r: events.put(("round", worker, r, time.time())))
+        train(RunConfig.from_dict(cfg), RunStore(root), progress=False,
+              after_round=lambda r: events.put(("round", worker, r, time.time())))
         events.put(("done", worker, time.time(), None))
     except Exception as err:      # reported, not raised: the parent counts the level's runs
         events.put(("done", worker, time.time(), f"{type(err).__name__}: {err}"))

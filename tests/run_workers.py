@@ -7,11 +7,12 @@ def execute_and_log_rounds(root: str, cfg_dict: dict, log: str, barrier, results
     """Execute a config once every worker is ready; log "<pid> <round>" per trained round."""
     from fssl_core.config import RunConfig
     from fssl_core.store import RunStore
+    from fssl_core.trainer import train
 
     def note(r):
         with open(log, "a") as f:
             f.write(f"{os.getpid()} {r}\n")
     cfg = RunConfig.from_dict(cfg_dict)
     barrier.wait()
-    result = RunStore(root).execute(cfg, progress=False, after_round=note)
+    result = train(cfg, RunStore(root), progress=False, after_round=note)
     results.put((os.getpid(), [{k: v for k, v in m.items() if k != "seconds"} for m in result.metrics]))

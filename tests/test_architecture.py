@@ -139,6 +139,17 @@ def test_the_store_never_imports_an_executor_and_report_never_a_paper():
         assert not {d for d in graph[module] if d.startswith("fssl_core.papers")}, module
 
 
+ENGINE = ("fssl_core.engine", "fssl_core.trainer", "fssl_core.training", "fssl_core.cohort", "fssl_core.algorithms",
+          "fssl_core.models", "fssl_core.data")
+
+
+def test_the_store_persists_and_proves_and_never_imports_the_engine():
+    """The trainer owns the rounds (trainer.py); the store only writes and checks a run's files."""
+    graph = import_graph()
+    for module in [m for m in graph if m == "fssl_core.store" or m.startswith("fssl_core.store.")]:
+        assert not {d for d in graph[module] if d.startswith(ENGINE)}, module
+
+
 @pytest.mark.parametrize("name", sorted(_modules()))
 def test_no_module_over_500_lines_without_a_reason(name):
     path = _modules()[name]

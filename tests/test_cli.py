@@ -203,9 +203,10 @@ def _summary(status: str, accuracy: float | None) -> dict:
 @pytest.mark.parametrize("status,accuracy,code", [("ok", 97.31, 0), ("at-chance", 9.8, 3), ("diverged", None, 3)])
 def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_result(monkeypatch, tmp_path, capsys,
                                                                                   status, accuracy, code):
-    from fssl_core.store import RunResult, RunStore
+    from fssl_core import trainer
+    from fssl_core.store import RunResult
     summary = _summary(status, accuracy)
-    monkeypatch.setattr(RunStore, "execute", lambda self, cfg, progress=True: RunResult(cfg, [], summary))
+    monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True: RunResult(cfg, [], summary))
     assert cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"]) == code
     line = capsys.readouterr().out
     assert line.count("\n") == 1 and len(line) < 200
@@ -219,21 +220,22 @@ def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_resu
 
 def test_a_run_that_diverged_in_its_first_round_is_one_line(monkeypatch, tmp_path, capsys):
     """lr=3.4e38 diverges in round 1: no round finished, no time per round (was a TypeError traceback)."""
-    from fssl_core.store import RunResult, RunStore
+    from fssl_core import trainer
+    from fssl_core.store import RunResult
     summary = {**_summary("diverged", None), "rounds": 0, "seconds_per_round": None, "upload_bytes": 0,
                "download_bytes": 0}
-    monkeypatch.setattr(RunStore, "execute", lambda self, cfg, progress=True: RunResult(cfg, [], summary))
+    monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True: RunResult(cfg, [], summary))
     assert cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"]) == 3
     assert capsys.readouterr().out.endswith(": no accuracy, 0 rounds, 0.0 MB exchanged, status diverged -> "
                                             "runs/0123456789abcdef\n")
 
 
 def test_an_interrupted_run_says_how_to_resume_and_exits_130_without_a_traceback(monkeypatch, tmp_path, capsys):
-    from fssl_core.store import RunStore
+    from fssl_core import trainer
 
-    def interrupted(self, cfg, progress=True):
+    def interrupted(cfg, store, progress=True):
         raise KeyboardInterrupt
-    monkeypatch.setattr(RunStore, "execute", interrupted)
+    monkeypatch.setattr(trainer, "train", interrupted)
     with pytest.raises(SystemExit) as stop:
         cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"])
     assert stop.value.code == 130

@@ -19,6 +19,7 @@ from fssl_core import cli
 from fssl_core.config import ConfigError, RunConfig
 from fssl_core.executors import run_all
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 from .test_store import TINY, _without_timing
@@ -61,7 +62,7 @@ def local_ray():
 def reference(tmp_path_factory):
     """Runs trained in this process, uninterrupted: what every executor must reproduce."""
     store = RunStore(tmp_path_factory.mktemp("reference"))
-    return lambda cfg: store.execute(cfg, progress=False)
+    return lambda cfg: train(cfg, store, progress=False)
 
 
 def _assert_same_run(store: RunStore, cfg: RunConfig, expected) -> None:

@@ -10,6 +10,7 @@ import pytest
 from fssl_core.config import ConfigError, RunConfig
 from fssl_core.executors import EXECUTORS, default_workers, executor_named, run_all
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 from . import toy_executor
 from .conftest import requires_mnist
@@ -26,7 +27,7 @@ def test_an_unknown_executor_is_refused_naming_the_value_and_the_allowed_names(m
     monkeypatch.delenv("FSSL_EXECUTOR", raising=False)
     with pytest.raises(ConfigError, match=r"executor='dask': must be one of local, ray \(also \$FSSL_EXECUTOR\)"):
         executor_named("dask")
-    with pytest.raises(ConfigError, match=r"nodes: not an option of executor='local' \(its options: workers\)"):
+    with pytest.raises(ConfigError, match=r"nodes: not an option of executor='local' \(its options: batch, workers\)"):
         executor_named("local", nodes=2)
     assert executor_named().slots([]) >= 1                # default: the local executor
 
@@ -49,7 +50,7 @@ def test_a_registered_executor_gets_the_protocols_defaults_and_ignores_workers(t
 def test_a_registered_executor_trains_exactly_the_runs_the_store_lacks(toy, tmp_path, monkeypatch):
     one, two, three = (RunConfig(**{**TINY, "rounds": 1, "seed": s}) for s in (1, 2, 3))
     store = RunStore(tmp_path)
-    stored = store.execute(two, progress=False)
+    stored = train(two, store, progress=False)
     results = run_all([one, two, three, one], store=store, progress=False, executor="toy")
     assert [c.run_id for c in toy] == [one.run_id, three.run_id]      # each missing run once, nothing stored again
     assert [r.config.run_id for r in results] == [one.run_id, two.run_id, three.run_id, one.run_id]

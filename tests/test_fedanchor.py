@@ -81,7 +81,7 @@ def test_fedanchor_round_sends_the_anchor_embeddings_and_logs_pseudo_label_quali
                     server_labeled=100, server_balanced=True, projection_dim=16, pseudo_label_threshold=0.6,
                     clients=20, clients_per_round=2, rounds=2, local_epochs=1, batch_size=10,
                     pretrain_epochs=1, lr=0.03, weight_decay=5e-4, client_weighting="samples", seed=3)
-    result = RunStore(tmp_path).execute(cfg)
+    result = train(cfg, RunStore(tmp_path))
     fed = Federation.build(cfg)
     params = sum(v.numel() * v.element_size() for v in fed.initial_state()["model"].values())
     first = result.metrics[0]
@@ -153,7 +153,7 @@ def test_a_run_stopped_early_is_the_longer_runs_prefix_and_its_final_state_is_wh
                     server_labeled=100, server_balanced=True, projection_dim=8, pseudo_label_threshold=0.6,
                     clients=20, clients_per_round=2, rounds=3, local_epochs=1, pretrain_epochs=1, seed=5)
     store = RunStore(tmp_path)
-    long, short = store.execute(cfg), store.execute(cfg.replace(rounds=2))
+    long, short = train(cfg, store), train(cfg.replace(rounds=2), store)
     assert [m["accuracy"] for m in short.metrics] == [m["accuracy"] for m in long.metrics[:2]]
     fed = Federation.build(cfg)
     assert fed.evaluate(store.final_state(cfg)["model"]) == long.accuracy
@@ -241,6 +241,7 @@ def test_static_batchnorm_recomputes_the_statistics_from_the_server_images_alone
 from fssl_core.algorithms.semifl import AlternateTraining
 from fssl_core.models import MODELS
 from fssl_core.models.wrn import WideResNet28x2
+from fssl_core.trainer import train
 
 
 class _TinyWRN(WideResNet28x2):

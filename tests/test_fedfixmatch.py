@@ -13,6 +13,7 @@ from fssl_core.models import build_model
 from fssl_core.store import RunStore
 from fssl_core.engine import Federation
 from fssl_core.training import Step
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 from .fake_batches import mixed_batch
@@ -88,7 +89,7 @@ TINY = dict(algorithm="fedfixmatch", dataset="mnist", clients=100, clients_per_r
 
 @requires_mnist
 def test_tiny_labels_at_client_run_learns_and_sends_one_model_each_way(tmp_path):
-    run = RunStore(tmp_path).execute(RunConfig(partition="iid", labeled_ratio=0.1, labeled_repeats=3, **TINY),
+    run = train(RunConfig(partition="iid", labeled_ratio=0.1, labeled_repeats=3, **TINY), RunStore(tmp_path),
                                      progress=False)
     assert [m["upload_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2
     assert [m["download_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2
@@ -100,7 +101,7 @@ def test_tiny_labels_at_client_run_learns_and_sends_one_model_each_way(tmp_path)
 
 @requires_mnist
 def test_tiny_labels_at_server_run_trains_on_the_servers_labels(tmp_path):
-    run = RunStore(tmp_path).execute(RunConfig(partition="server_iid", labeled_ratio=0.01, **TINY), progress=False)
+    run = train(RunConfig(partition="server_iid", labeled_ratio=0.01, **TINY), RunStore(tmp_path), progress=False)
     # the clients hold no label, so only the server's 600 labels can lift the model above chance (10%); the
     # clients' FixMatch from so weak a start may pull a round down toward a class (round 1 at 15.65% under the
     # server's streams of SERVER_TRAINING_REVISION 1), hence the best round, not each

@@ -13,6 +13,7 @@ from fssl_core.config import RunConfig
 from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 from .fake_batches import mixed_batch
@@ -189,8 +190,8 @@ def test_download_bytes_include_the_helpers_and_survive_a_resume(tmp_path, monke
 
     store = RunStore(tmp_path)
     with pytest.raises(Killed):
-        store.execute(cfg, progress=False, after_round=crash)
-    run = store.execute(cfg, progress=False)         # resumes at round 10 from the checkpoint
+        train(cfg, store, progress=False, after_round=crash)
+    run = train(cfg, store, progress=False)         # resumes at round 10 from the checkpoint
     assert [m["download_bytes"] for m in run.metrics] == [3 * 2 * MODEL_BYTES] * 9 + [3 * (2 + 2) * MODEL_BYTES]
     assert [m["upload_bytes"] for m in run.metrics] == [3 * 2 * MODEL_BYTES] * 10
 
@@ -198,7 +199,7 @@ def test_download_bytes_include_the_helpers_and_survive_a_resume(tmp_path, monke
 @requires_mnist
 def test_tiny_labels_at_client_run_learns(tmp_path):
     cfg = RunConfig(clients=100, clients_per_round=3, local_epochs=1, rounds=3, **TINY)
-    run = RunStore(tmp_path).execute(cfg, progress=False)
+    run = train(cfg, RunStore(tmp_path), progress=False)
     assert run.metrics[-1]["accuracy"] > 10.0                # chance is 10%
     assert [m["upload_bytes"] for m in run.metrics] == [3 * 2 * MODEL_BYTES] * 3
     assert all(m["train_classification_loss"] > 0 and m["train_l2_loss"] > 0 for m in run.metrics)
@@ -208,7 +209,7 @@ def test_tiny_labels_at_client_run_learns(tmp_path):
 def test_tiny_labels_at_server_run_uploads_psi_only(tmp_path):
     cfg = RunConfig(algorithm="fedmatch", dataset="mnist", partition="server_iid", labeled_ratio=0.01,
                     clients=100, clients_per_round=2, local_epochs=1, rounds=2)
-    run = RunStore(tmp_path).execute(cfg, progress=False)
+    run = train(cfg, RunStore(tmp_path), progress=False)
     assert [m["upload_bytes"] for m in run.metrics] == [2 * MODEL_BYTES] * 2      # ψ; no σ, no buffers
     assert all(m["train_classification_loss"] == 0.0 for m in run.metrics)       # clients hold no labels
     assert run.metrics[-1]["accuracy"] > 10.0

@@ -13,6 +13,7 @@ from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
 from fssl_core.training import Step
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 
@@ -93,8 +94,8 @@ TINY = dict(dataset="mnist", partition="iid", labeled_ratio=0.2, clients=100, cl
 @requires_mnist
 def test_tiny_run_phase_one_is_fedavg_plus_and_phase_two_learns_from_its_labels(tmp_path):
     store = RunStore(tmp_path)
-    sem = store.execute(RunConfig(algorithm="fedsem", rounds=4, fedsem_phase1_fraction=0.5, **TINY), progress=False)
-    plus = store.execute(RunConfig(algorithm="fedavg_plus", rounds=2, **TINY), progress=False)
+    sem = train(RunConfig(algorithm="fedsem", rounds=4, fedsem_phase1_fraction=0.5, **TINY), store, progress=False)
+    plus = train(RunConfig(algorithm="fedavg_plus", rounds=2, **TINY), store, progress=False)
     strip = lambda ms: [{k: v for k, v in m.items() if k != "seconds"} for m in ms]   # noqa: E731
     assert strip(sem.metrics[:2]) == strip(plus.metrics)
     # θ* rides along from the second phase-2 round on

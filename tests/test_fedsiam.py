@@ -9,6 +9,7 @@ from fssl_core.algorithms.fedsiam import (boundary, fsm, parameter_layers, tau_l
 from fssl_core.config import ConfigError, RunConfig
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 
@@ -86,7 +87,7 @@ FSM_BYTES = 4 * 4            # four layers, one float each
 @requires_mnist
 def test_upload_bytes_rank_pi_below_d_below_mt(tmp_path):
     store = RunStore(tmp_path)
-    runs = {a: store.execute(RunConfig(algorithm=f"fedsiam_{a}", **TINY), progress=False) for a in ("pi", "d", "mt")}
+    runs = {a: train(RunConfig(algorithm=f"fedsiam_{a}", **TINY), store, progress=False) for a in ("pi", "d", "mt")}
     per_round = {a: [m["upload_bytes"] for m in r.metrics] for a, r in runs.items()}
     assert per_round["pi"] == [2 * (MODEL_BYTES + FSM_BYTES)] * 3           # the target net only
     assert per_round["mt"] == [2 * (2 * MODEL_BYTES + FSM_BYTES)] * 3       # the full siamese pair
@@ -102,7 +103,7 @@ def test_upload_bytes_rank_pi_below_d_below_mt(tmp_path):
 @requires_mnist
 def test_an_interrupted_fedsiam_run_resumes_to_the_same_result(tmp_path):
     cfg = RunConfig(algorithm="fedsiam_d", **TINY)
-    whole = RunStore(tmp_path / "a").execute(cfg, progress=False)
+    whole = train(cfg, RunStore(tmp_path / "a"), progress=False)
 
     class Killed(Exception):
         pass
@@ -113,8 +114,8 @@ def test_an_interrupted_fedsiam_run_resumes_to_the_same_result(tmp_path):
 
     store = RunStore(tmp_path / "b")
     with pytest.raises(Killed):
-        store.execute(cfg, progress=False, after_round=crash)
-    resumed = store.execute(cfg, progress=False)
+        train(cfg, store, progress=False, after_round=crash)
+    resumed = train(cfg, store, progress=False)
     strip = lambda ms: [{k: v for k, v in m.items() if k != "seconds"} for m in ms]   # noqa: E731
     assert strip(resumed.metrics) == strip(whole.metrics)
 

@@ -12,6 +12,7 @@ from tests.conftest import requires_mnist
 pytest.importorskip("flwr")
 pytest.importorskip("ray")
 from fssl_core.integrations.flower import pack, simulate, unpack  # noqa: E402
+from fssl_core.trainer import train
 
 SMALL = dict(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=4, clients_per_round=2,
              local_epochs=1, rounds=2, batch_size=10, trainer="sequential")
@@ -35,7 +36,7 @@ def test_payloads_cross_as_they_are():
 def test_a_flower_simulation_matches_the_engine_round_by_round(algorithm, tmp_path):
     cfg = RunConfig(algorithm=algorithm, **SMALL)
     store = RunStore(tmp_path)
-    engine = store.execute(cfg, progress=False)
+    engine = train(cfg, store, progress=False)
     rows, state = simulate(cfg, progress=False)
     assert len(rows) == len(engine.metrics) == cfg.rounds
     for ours, theirs in zip(rows, engine.metrics):

@@ -8,6 +8,7 @@ import torch
 from fssl_core import precision
 from fssl_core.config import ConfigError, RunConfig
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 
@@ -65,6 +66,6 @@ def test_a_precision_the_device_cannot_give_is_one_clear_error(changes, message)
 def test_env_json_records_the_policy_of_the_run(tmp_path):
     cfg = RunConfig(dataset="mnist", clients=600, clients_per_round=1, rounds=1, local_epochs=1)
     store = RunStore(tmp_path)
-    store.execute(cfg, progress=False)
+    train(cfg, store, progress=False)
     env = json.loads((store.dir(cfg) / "env.json").read_text())
     assert env["precision"] == {"policy": "fp32", "device": "cpu"}

@@ -10,6 +10,7 @@ from fssl_core.batches import batches
 from fssl_core.config import RunConfig
 from fssl_core.engine import Federation
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 
@@ -43,7 +44,7 @@ def test_fedavg_with_one_client_is_centralized_sgd_on_its_data():
 
 def test_interrupted_run_resumes_to_the_same_metrics(tmp_path):
     cfg = RunConfig(**TINY)
-    uninterrupted = RunStore(tmp_path / "a").execute(cfg, progress=False)
+    uninterrupted = train(cfg, RunStore(tmp_path / "a"), progress=False)
 
     class Killed(Exception):
         pass
@@ -54,9 +55,9 @@ def test_interrupted_run_resumes_to_the_same_metrics(tmp_path):
 
     store = RunStore(tmp_path / "b")
     with pytest.raises(Killed):
-        store.execute(cfg, progress=False, after_round=crash_after_round_2)
+        train(cfg, store, progress=False, after_round=crash_after_round_2)
     assert store.load(cfg) is None                      # not finished: no result.json
-    resumed = store.execute(cfg, progress=False)
+    resumed = train(cfg, store, progress=False)
     assert _without_timing(resumed.metrics) == _without_timing(uninterrupted.metrics)
     assert resumed.summary["accuracy"] == uninterrupted.summary["accuracy"]
 
@@ -64,12 +65,12 @@ def test_interrupted_run_resumes_to_the_same_metrics(tmp_path):
 def test_finished_run_is_read_back_not_retrained(tmp_path):
     cfg = RunConfig(**{**TINY, "rounds": 1})
     store = RunStore(tmp_path)
-    first = store.execute(cfg, progress=False)
+    first = train(cfg, store, progress=False)
 
     def must_not_train(r):
         raise AssertionError("a finished run was trained again")
 
-    again = store.execute(cfg, progress=False, after_round=must_not_train)
+    again = train(cfg, store, progress=False, after_round=must_not_train)
     assert again.summary == first.summary
     files = {p.name for p in store.dir(cfg).iterdir()}
     assert {"config.json", "env.json", "metrics.jsonl", "checkpoint.pt", "result.json"} <= files
@@ -83,7 +84,7 @@ def test_finished_run_is_read_back_not_retrained(tmp_path):
 
 def test_nan_loss_ends_the_run_as_diverged_with_its_round(tmp_path):
     cfg = RunConfig(**{**TINY, "lr": 1e12})
-    result = RunStore(tmp_path).execute(cfg, progress=False)
+    result = train(cfg, RunStore(tmp_path), progress=False)
     assert result.status == "diverged"
     assert result.summary["diverged"]["round"] == len(result.metrics) + 1
     assert result.summary["accuracy"] is None
@@ -110,8 +111,8 @@ def test_parallel_executor_gives_the_results_of_the_sequential_one(tmp_path):
 
 def test_finished_runs_are_found_by_config_fields(tmp_path):
     store = RunStore(tmp_path)
-    store.execute(RunConfig(**{**TINY, "rounds": 1, "seed": 7}), progress=False)
-    store.execute(RunConfig(**{**TINY, "rounds": 1, "seed": 8, "algorithm": "fedavg_plus"}), progress=False)
+    train(RunConfig(**{**TINY, "rounds": 1, "seed": 7}), store, progress=False)
+    train(RunConfig(**{**TINY, "rounds": 1, "seed": 8, "algorithm": "fedavg_plus"}), store, progress=False)
     assert [r.config.seed for r in store.finished(algorithm="fedavg_plus")] == [8]
     assert len(store.finished(dataset="mnist")) == 2 and store.finished(dataset="svhn") == []
 

@@ -19,6 +19,7 @@ import torch
 
 from fssl_core.config import RunConfig
 from fssl_core.store import DamagedRun, RunStore, record_files, summarize
+from fssl_core.trainer import train
 
 from .conftest import requires_mnist
 from .fake_runs import fake_finished_run, row
@@ -55,7 +56,7 @@ def _must_not_train(r):
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory):
     store = RunStore(tmp_path_factory.mktemp("clean"))
-    return store, store.execute(CFG, progress=False)
+    return store, train(CFG, store, progress=False)
 
 
 def _copy_of(clean, tmp_path) -> RunStore:
@@ -132,7 +133,7 @@ def test_a_damaged_finished_run_is_named_and_never_served(case, clean, tmp_path)
     with pytest.warns(DamagedRun, match=message):
         assert store.load(CFG) is None
     with pytest.warns(DamagedRun, match=message) as caught:
-        result = store.execute(CFG, progress=False, after_round=_must_not_train if without_training else None)
+        result = train(CFG, store, progress=False, after_round=_must_not_train if without_training else None)
     _served_is_clean(store, clean, result)
     assert (next(store.dir(CFG).glob("damaged-*")) / name).exists()     # kept aside, never deleted
     assert any(str(store.dir(CFG) / "damaged-") in str(w.message) for w in caught)
@@ -147,13 +148,13 @@ def test_a_stalled_writers_leftovers_resume_from_its_checkpoint(clean, tmp_path)
         if r == 2:
             shutil.copytree(writer.dir(CFG), snap)
     writer = RunStore(tmp_path / "writer")
-    writer.execute(CFG, progress=False, after_round=snapshot)
+    train(CFG, writer, progress=False, after_round=snapshot)
     store = _copy_of(clean, tmp_path / "store")
     for name in ("metrics.jsonl", "checkpoint.pt"):
         shutil.copy(snap / name, store.dir(CFG) / name)
     trained = []
     with pytest.warns(DamagedRun, match=r"metrics.jsonl: 2 rows, result.json says 4.*resuming after round 2"):
-        result = store.execute(CFG, progress=False, after_round=trained.append)
+        result = train(CFG, store, progress=False, after_round=trained.append)
     assert trained == [3, 4]
     _served_is_clean(store, clean, result)
 
@@ -162,7 +163,7 @@ def test_a_stalled_writers_leftovers_resume_from_its_checkpoint(clean, tmp_path)
 def _interrupted(tmp_path, cfg=CFG, after=2) -> RunStore:
     store = RunStore(tmp_path)
     with pytest.raises(Stop):
-        store.execute(cfg, progress=False, after_round=_stop_after(after))
+        train(cfg, store, progress=False, after_round=_stop_after(after))
     return store
 
 
@@ -200,7 +201,7 @@ def test_a_damaged_checkpoint_is_not_resumed_but_moved_aside_and_rerun(case, cle
     corrupt(store.dir(CFG) / "checkpoint.pt")
     trained = []
     with pytest.warns(DamagedRun, match=says + ".*rerunning from round 1"):
-        result = store.execute(CFG, progress=False, after_round=trained.append)
+        result = train(CFG, store, progress=False, after_round=trained.append)
     assert trained == [1, 2, 3, 4]
     assert (next(store.dir(CFG).glob("damaged-*")) / "checkpoint.pt").exists()
     _served_is_clean(store, clean, result)
@@ -216,13 +217,13 @@ def test_an_interrupted_run_cuts_metrics_to_its_checkpoint_and_removes_orphaned_
         if r == 3:
             raise Stop
     with pytest.raises(Stop):
-        store.execute(CFG, progress=False, after_round=snapshot_2_stop_3)
+        train(CFG, store, progress=False, after_round=snapshot_2_stop_3)
     shutil.copy(tmp_path / "checkpoint-2.pt", d / "checkpoint.pt")    # rows 1-3 on disk, checkpoint at 2
     shutil.copy(d / "checkpoint.pt", d / ".checkpoint.pt.x1y2.tmp")   # a write killed before its rename
     trained = []
     with warnings.catch_warnings():
         warnings.simplefilter("error", DamagedRun)                     # nothing here is damaged
-        result = store.execute(CFG, progress=False, after_round=trained.append)
+        result = train(CFG, store, progress=False, after_round=trained.append)
     assert trained == [3, 4] and not list(d.glob(".*.tmp")) and not list(d.glob("damaged-*"))
     _served_is_clean(store, clean, result)
 
@@ -259,7 +260,7 @@ def test_a_finished_runs_committed_records_are_served_without_its_checkpoint(cle
         shutil.copy(f, clone.root / f.parent.name / f.name)
     with warnings.catch_warnings():
         warnings.simplefilter("error")            # served as it is: no DamagedRun
-        result = clone.execute(CFG, progress=False, after_round=_must_not_train)
+        result = train(CFG, clone, progress=False, after_round=_must_not_train)
     _served_is_clean(clone, clean, result)
     with pytest.raises(FileNotFoundError, match=r"records only \(no checkpoint.pt.*run it again"):
         clone.final_state(CFG)
@@ -288,7 +289,7 @@ def test_a_run_stored_without_digests_is_not_served_but_moved_aside_and_rerun(cl
     with pytest.warns(DamagedRun):
         assert store.load(CFG) is None
     with pytest.warns(DamagedRun, match=r"result.json: carries no digest.*rerunning from round 1"):
-        result = store.execute(CFG, progress=False)
+        result = train(CFG, store, progress=False)
     _served_is_clean(store, clean, result)
     assert list(d.glob("damaged-*/result.json"))                   # moved aside, never deleted
 
@@ -332,10 +333,11 @@ def _writer_script(root, cfg, then):
         import os, signal
         from fssl_core.config import RunConfig
         from fssl_core.store import RunStore
+        from fssl_core.trainer import train
         cfg = RunConfig.from_dict({cfg.to_dict()!r})
         def then(r):
             {then}
-        RunStore({str(root)!r}).execute(cfg, progress=False, after_round=then)
+        train(cfg, RunStore({str(root)!r}), progress=False, after_round=then)
     """)
 
 
@@ -359,7 +361,7 @@ def test_a_stalled_writer_holds_the_run_until_it_dies_and_the_next_resumes_from_
         _wait_for_rows(store.dir(CFG) / "metrics.jsonl", 2, stalls)
         threading.Timer(1.0, stalls.kill).start()          # it dies while the next executor waits for it
         trained = []
-        result = store.execute(CFG, progress=False, after_round=trained.append)
+        result = train(CFG, store, progress=False, after_round=trained.append)
     finally:
         stalls.kill()
         stalls.wait()
@@ -375,7 +377,7 @@ def test_a_run_killed_mid_round_resumes_bit_identical(trainer, tmp_path):
     store = RunStore(tmp_path / "killed")
     writer = subprocess.Popen([sys.executable, "-c", _writer_script(tmp_path / "killed", cfg, "pass")])
     try:
-        reference = RunStore(tmp_path / "reference").execute(cfg, progress=False)   # while the writer starts
+        reference = train(cfg, RunStore(tmp_path / "reference"), progress=False)   # while the writer starts
         _wait_for_rows(store.dir(cfg) / "metrics.jsonl", 20, writer)
         writer.send_signal(signal.SIGKILL)
     finally:
@@ -383,7 +385,7 @@ def test_a_run_killed_mid_round_resumes_bit_identical(trainer, tmp_path):
         writer.wait()
     assert store.load(cfg) is None
     trained = []
-    resumed = store.execute(cfg, progress=False, after_round=trained.append)
+    resumed = train(cfg, store, progress=False, after_round=trained.append)
     assert 20 <= trained[0] < cfg.rounds
     assert _without_timing(resumed.metrics) == _without_timing(reference.metrics)
     assert resumed.accuracy == reference.accuracy
@@ -421,5 +423,5 @@ def test_a_config_written_by_a_newer_version_with_a_field_this_one_lacks_is_read
     with warnings.catch_warnings():
         warnings.simplefilter("error", DamagedRun)
         assert store.load(CFG) is not None
-        result = store.execute(CFG, progress=False, after_round=_must_not_train)
+        result = train(CFG, store, progress=False, after_round=_must_not_train)
     _served_is_clean(store, clean, result)

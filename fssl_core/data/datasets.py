@@ -206,9 +206,16 @@ def _download_default() -> bool:
 _CACHE: dict[tuple[str, Path, torch.device], ImageData] = {}
 
 
+# resplits of a loaded data set, by (id of the data set, sizes, seed); each entry holds its source, so the id
+# is not reused while the entry lives. Runs of one batch (trainer.py) then share one re-split's tensors.
+_RESPLITS: dict[tuple[int, int, int, int], tuple[ImageData, ImageData]] = {}
+RESPLITS_KEPT = 8
+
+
 def clear_cache() -> None:
-    """Forget every loaded data set (their memory is freed once no caller holds them)."""
+    """Forget every loaded data set and resplit (their memory is freed once no caller holds them)."""
     _CACHE.clear()
+    _RESPLITS.clear()
 
 
 def load_dataset(name: str, device: str | torch.device = 'cpu', root: Path | None = None,
@@ -438,7 +445,17 @@ def _unavailable_message(name: str, root: Path, origin: str,
 def resplit(data: ImageData, train_size: int, test_size: int, seed: int) -> ImageData:
     """New train and test sets drawn from the pooled official splits, class-stratified
     (`partition.resplit_train_test`; FedMix's 64,000 / 2,000 Fashion-MNIST and 56,000 / 2,000
-    CIFAR-10). Deterministic in `seed`; the leftover samples are used by neither set."""
+    CIFAR-10). Deterministic in `seed`; the leftover samples are used by neither set. Cached: the same
+    call returns the same tensors (do not modify them in place)."""
+    key = (id(data), train_size, test_size, seed)
+    if key not in _RESPLITS:
+        if len(_RESPLITS) >= RESPLITS_KEPT:       # a process training many seeds one after another
+            del _RESPLITS[next(iter(_RESPLITS))]
+        _RESPLITS[key] = (data, _resplit_data(data, train_size, test_size, seed))
+    return _RESPLITS[key][1]
+
+
+def _resplit_data(data: ImageData, train_size: int, test_size: int, seed: int) -> ImageData:
     from .partition import resplit_train_test
     x = torch.cat([data.train_x, data.test_x])
     y = torch.cat([data.train_y, data.test_y])

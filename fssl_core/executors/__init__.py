@@ -119,7 +119,28 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
             executor.run(pending, store, job)
     finally:
         job.close()
-    return [store.execute(cfg, progress=False) for cfg in configs]   # all finished: read back
+    from ..trainer import train
+    return [train(cfg, store, progress=False) for cfg in configs]   # all finished: read back
+
+
+def default_batch(configs: list[RunConfig]) -> int:
+    """How many runs one task trains in lockstep (trainer.train_batch): $FSSL_BATCH if set; else, for CUDA
+    runs, as many as the GPU's memory holds by trainer.batch_size (at most trainer.BATCH_CAP); else 1: on
+    this project's 2-core CPU a batch trained no faster than its runs one after another (`bench
+    cases=batch`, README), and a run a process keeps both cores busy."""
+    if "FSSL_BATCH" in os.environ:
+        text = os.environ["FSSL_BATCH"]
+        if not (text.isascii() and text.strip().isdigit() and int(text) >= 1):
+            raise ConfigError(f"FSSL_BATCH={text!r}: must be a whole number of runs a batch, 1 or more")
+        return int(text)
+    cuda = [c for c in configs if c.device == "cuda"]
+    if not cuda:
+        return 1
+    import torch
+
+    from ..trainer import batch_size, network_size
+    memory = torch.cuda.get_device_properties(0).total_memory
+    return min(batch_size(c, *network_size(c), memory) for c in cuda)
 
 
 def default_workers(configs: list[RunConfig]) -> int:

@@ -1,5 +1,5 @@
-"""The local executor: this machine's processes, one run per process (or this process, for one run
-or one worker)."""
+"""The local executor: this machine's processes, each training one batch of runs (trainer.plan_batches;
+one run a batch unless `batch` says more), or this process, for one batch or one worker."""
 from __future__ import annotations
 
 import os
@@ -8,56 +8,67 @@ import sys
 from ..config import RunConfig
 from ..progress import JobProgress
 from ..store import RunStore
-from . import Executor, default_workers
+from . import Executor, default_batch, default_workers
 
 
 class LocalExecutor(Executor):
-    """Trains runs on this machine: in this process for one worker or one run, else in `workers` spawned
-    processes (default $FSSL_WORKERS, else one per CPU core for CPU runs and one for CUDA runs)."""
+    """Trains runs on this machine: in this process for one worker or one batch, else in `workers` spawned
+    processes (default $FSSL_WORKERS, else one per CPU core for CPU runs and one for CUDA runs). `batch`:
+    the most runs one process trains in lockstep (default $FSSL_BATCH, else executors.default_batch)."""
 
-    def __init__(self, workers: int | None = None):
-        self.workers = workers
+    def __init__(self, workers: int | None = None, batch: int | None = None):
+        self.workers, self.batch = workers, batch
 
     def slots(self, configs: list[RunConfig]) -> int:
         return default_workers(configs) if self.workers is None else self.workers
 
+    def batches(self, configs: list[RunConfig], job: JobProgress) -> list[list[RunConfig]]:
+        """The batches each task trains, the costliest first (by the job's estimates), so the last
+        minutes are not one long task on one core."""
+        from ..trainer import plan_batches
+        size = default_batch(configs) if self.batch is None else self.batch
+        return sorted(plan_batches(configs, size), key=lambda b: -sum(job.cost[c.run_id] for c in b))
+
     def run(self, configs: list[RunConfig], store: RunStore, job: JobProgress) -> None:
+        from ..trainer import train_batch
+        batches = self.batches(configs, job)
         workers = self.slots(configs)
-        if workers > 1 and len(configs) > 1:
-            _run_in_processes(configs, store, min(workers, len(configs)), job)
+        if workers > 1 and len(batches) > 1:
+            _run_in_processes(batches, store, min(workers, len(batches)), job)
             return
-        for cfg in configs:
-            job.poll([cfg])
-            job.finished(cfg, store.execute(cfg, progress=False, after_round=lambda r: job.poll([cfg])).summary)
+        for batch in batches:
+            job.poll(batch)
+            results = train_batch(batch, store, progress=False, after_round=lambda cfg, r: job.poll(batch))
+            for cfg, result in zip(batch, results):
+                job.finished(cfg, result.summary)
 
 
-def _run_in_processes(configs: list[RunConfig], store: RunStore, workers: int, job: JobProgress) -> None:
-    """One run per process (each CPU run single-threaded, see RunStore.execute): on a few cores,
+def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: int, job: JobProgress) -> None:
+    """One batch per process (each CPU run single-threaded, see trainer.train_batch): on a few cores,
     runs side by side beat intra-op threads for the papers' small networks and batches, and
-    threads of several runs competing for the cores would slow all of them. Longest runs first
-    (by the job's estimates), so the last minutes are not one long run on one core."""
+    threads of several runs competing for the cores would slow all of them."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    order = sorted(configs, key=lambda c: -job.cost[c.run_id])
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_die_with_parent)
     try:
-        queue = iter(order)
+        queue = iter(batches)
         running = {}
-        for cfg in queue:                       # keep exactly `workers` runs in flight, so the
-            running[pool.submit(_execute_quietly, str(store.root), cfg)] = cfg   # display knows which
+        for batch in queue:                       # keep exactly `workers` batches in flight, so the
+            running[pool.submit(_train_quietly, str(store.root), batch)] = batch   # display knows which
             if len(running) == workers:
                 break
         while running:
             done, _ = wait(running, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in done:
-                cfg = running.pop(future)
-                job.finished(cfg, future.result())
+                batch = running.pop(future)
+                for cfg, summary in zip(batch, future.result()):
+                    job.finished(cfg, summary)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    running[pool.submit(_execute_quietly, str(store.root), nxt)] = nxt
-            job.poll(list(running.values()))
+                    running[pool.submit(_train_quietly, str(store.root), nxt)] = nxt
+            job.poll([cfg for batch in running.values() for cfg in batch])
     except BaseException:
         for process in list((pool._processes or {}).values()):   # no API stops a running task
             process.terminate()
@@ -77,5 +88,6 @@ def _die_with_parent() -> None:
             os._exit(1)
 
 
-def _execute_quietly(root: str, cfg: RunConfig) -> dict:
-    return RunStore(root).execute(cfg, progress=False).summary
+def _train_quietly(root: str, batch: list[RunConfig]) -> list[dict]:
+    from ..trainer import train_batch
+    return [result.summary for result in train_batch(batch, RunStore(root), progress=False)]

@@ -12,7 +12,7 @@ The run store stays the source of truth, and workers need no shared filesystem:
   files; the driver writes them into its store atomically, result.json last, so a run is finished in
   the store only once all of its files are. A task retried on the same node resumes from the scratch
   checkpoint, on another node it starts again: either way it ends with the same numbers, as every
-  random draw derives from (seed, round, party) and CPU runs are single-threaded (RunStore.execute).
+  random draw derives from (seed, round, party) and CPU runs are single-threaded (trainer.train_batch).
 Each task decides which by itself: the driver leaves a token file in its store and a worker trains
 there only if it reads that token (`shared_store=None`; True or False forces one way).
 
@@ -238,7 +238,8 @@ def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scr
         if after_round is not None:
             after_round(cfg, r)
 
-    result = store.execute(cfg, progress=False, after_round=report)
+    from ..trainer import train
+    result = train(cfg, store, progress=False, after_round=report)
     if sees_store:
         return {"summary": result.summary, "files": None}
     d = store.dir(cfg)

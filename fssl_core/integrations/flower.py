@@ -50,7 +50,7 @@ _federations: dict[str, Any] = {}       # run id -> Federation, one per process 
 
 def _federation(cfg: RunConfig) -> Federation:
     if cfg.run_id not in _federations:
-        if cfg.device == "cpu":       # one thread, as RunStore.execute trains: a reduction's order is fixed
+        if cfg.device == "cpu":       # one thread, as trainer.train_batch trains: a reduction's order is fixed
             torch.set_num_threads(1)
         _federations[cfg.run_id] = Federation.build(cfg)
     return _federations[cfg.run_id]

@@ -17,7 +17,7 @@ party), ends with the same metrics as a run that was never interrupted (run_stor
 No wrong number is served: result.json and checkpoint.pt carry the run id, the config's identity
 hash and digests of the rows they cover, and every read checks them and recomputes result.json's
 figures from its rows (integrity.py). Files that disagree are named in a `DamagedRun` warning;
-`execute` then keeps what still proves itself (a checkpoint and the rows it covers), moves the rest
+A trainer's claim (`RunStore.claim`) then keeps what still proves itself (a checkpoint and the rows it covers), moves the rest
 into runs/<id>/damaged-<time>/ and recomputes.
 
 A finished run's records (config.json, env.json, metrics.jsonl, result.json; a few kB to a few hundred kB) are
@@ -29,8 +29,9 @@ checkpoint, and says how to get it back.
 
 A finished run's status, "ok", "diverged" or "at-chance", is set in its summary (summary.py).
 
-The store trains a run in the calling process and knows nothing of executors: which processes or
-machines call `execute`, and how many at once, is the business of fssl_core/executors/.
+The store persists and proves; it trains nothing and imports neither the engine nor an executor. The
+trainer (fssl_core/trainer.py) owns the rounds, through `RunStore.claim` and its `RunRecorder`; which
+processes or machines train, and how many runs at once, is the business of fssl_core/executors/.
 """
 from .files import (CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, StoreIOError, atomic_torch_save,
                     atomic_write_bytes, atomic_write_text, exclusive, run_lock)

@@ -1,8 +1,9 @@
 """The run store: one directory per run, named by the hash of its config; a finished run is read
 back, an unfinished one resumes from its checkpoint.
 
-A run is trained here, in the calling process (`RunStore.execute` builds the engine's Federation);
-which process calls it, and how many side by side, is an executor's business (fssl_core/executors/).
+The store persists and proves; it trains nothing. A trainer (fssl_core/trainer.py) claims a run
+(`RunStore.claim`), gets its `RunRecorder`, and reports each round to it; which process trains, and
+how many runs side by side, is an executor's business (fssl_core/executors/).
 """
 from __future__ import annotations
 
@@ -13,22 +14,19 @@ import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import torch
 
 from .. import __version__, precision
 from ..config import ConfigError, RunConfig
 from ..paths import runs_dir
-from ..training import Diverged
 from .files import CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, StoreIOError, atomic_write_text, \
     move_aside, read_json, read_rows, run_lock
 from .integrity import (canonical_json, check_config, prove_finished, read_checkpoint, save_checkpoint, write_result,
                         write_rows)
 from .summary import DIVERGED, OK, describe
-
-if TYPE_CHECKING:
-    from ..engine import Federation
 
 
 @dataclass(eq=False)
@@ -66,7 +64,7 @@ class RunStore:
         try:
             return self._proven(cfg)
         except Damage as err:
-            warnings.warn(f"{err}: not served as finished (execute() repairs it)", DamagedRun, stacklevel=2)
+            warnings.warn(f"{err}: not served as finished (trainer.train repairs it)", DamagedRun, stacklevel=2)
             return None
 
     def _proven(self, cfg: RunConfig) -> RunResult | None:
@@ -123,80 +121,83 @@ class RunStore:
                 out.append((d, err))
         return out
 
-    def execute(self, cfg: RunConfig, progress: bool = True,
-                after_round: Callable[[int], None] | None = None) -> RunResult:
-        """Read back a finished run, else run it (resuming from its checkpoint if any).
+    @contextmanager
+    def claim(self, cfg: RunConfig) -> Iterator["RunResult | RunRecorder"]:
+        """The finished run of `cfg`, read back; else, holding the run's lock, its recorder for a trainer
+        (fssl_core/trainer.py) to train it with.
 
-        One process at a time checks, repairs or trains a run (files.run_lock): a second
-        executor of the same config waits for the first, then reads its result back.
-        `after_round(r)` is called once round r is checkpointed (tests use it to interrupt a run).
-        CPU runs use one thread: a float reduction split over a different number of threads sums
-        in a different order, and a run must give the same numbers whichever executor ran it.
-        """
+        One process at a time checks, repairs or trains a run (files.run_lock): a second claim of the
+        same config waits for the first, then reads its result back. Claims of several runs at once take
+        their locks in run-id order (the trainer's batches), so two such claims never wait on each other."""
         done = self.load(cfg)
         if done is not None:
-            return done
+            yield done
+            return
         with run_lock(self.dir(cfg)):       # waits while another process holds the run
             try:
                 done, damage = self._proven(cfg), None    # finished by the process we waited for?
             except Damage as err:
                 done, damage = None, err
-            if done is not None:
-                return done
-            threads = torch.get_num_threads()
-            if cfg.device == "cpu":
-                torch.set_num_threads(1)
-            try:
-                return self._execute(cfg, progress, after_round, damage)
-            finally:
-                torch.set_num_threads(threads)
+            yield done if done is not None else RunRecorder(self, cfg, damage)
 
-    def _execute(self, cfg: RunConfig, progress: bool, after_round: Callable[[int], None] | None,
-                 damage: Damage | None) -> RunResult:
-        from ..engine import Federation   # deferred: the store is usable without building data
-        d = self.dir(cfg)
-        fed = Federation.build(cfg)
-        start = self._resume_point(cfg, fed, damage)
-        state, metrics = start.state, start.rows
+
+class RunRecorder:
+    """The records of one run while a trainer trains it (the store's side of the run lock): where it
+    starts, each finished round, and its result. The trainer owns the rounds; this writes and proves."""
+
+    def __init__(self, store: RunStore, cfg: RunConfig, damage: Damage | None):
+        self.store, self.cfg, self.damage = store, cfg, damage
+        self.dir = store.dir(cfg)
+        self.rows: list[dict[str, Any]] = []
+
+    def start(self, device: torch.device, initial_state: Callable[[], Any], data_digest: str | None,
+              batch: int = 1) -> Any:
+        """The state training (re)starts from: the checkpoint's if it proves itself (metrics.jsonl cut to
+        its rows; rows past it are redone, identically), else `initial_state()` with round 0's checkpoint
+        written, so a run diverging in round 1 has one. Writes config.json and, for a run with rounds left,
+        env.json (`batch`: how many runs were trained together with it, informative)."""
+        start = self._resume_point(device, initial_state)
+        self.damage = None       # named and moved aside: a second start (a batch's run going on alone) resumes quietly
+        cfg, d = self.cfg, self.dir
+        self.rows = start.rows
         atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
-        if len(metrics) < cfg.rounds:
-            atomic_write_text(d / ENV, json.dumps(_environment(cfg, fed.data.digest), indent=2, sort_keys=True))
-        if start.saved is None:      # a fresh start: round 0's checkpoint, so a run diverging in round 1 has one
-            save_checkpoint(d, cfg, 0, state, metrics)
-        status, failure = OK, None
-        bar = _progress(cfg, len(metrics) + 1, progress)
-        for r in range(len(metrics) + 1, cfg.rounds + 1):
-            try:
-                state, m = fed.run_round(state, r)
-            except Diverged as err:      # `state` may be half-updated: the last checkpoint stays the final one
-                status, failure = DIVERGED, {"round": r, "reason": str(err)}
-                break
-            metrics.append(m)
-            write_rows(d, metrics)
-            if r % cfg.checkpoint_every == 0 or r == cfg.rounds:
-                save_checkpoint(d, cfg, r, state, metrics)
-            if bar is not None:
-                bar.update(1)
-                if "accuracy" in m:
-                    bar.set_postfix(acc=f"{m['accuracy']:.2f}")
-            if after_round is not None:
-                after_round(r)
-        if bar is not None:
-            bar.close()
-        summary = write_result(d, cfg, metrics, status, failure, fed.model_parameters, fed.num_classes)
-        return RunResult(cfg, metrics, summary)
+        if len(self.rows) < cfg.rounds:
+            atomic_write_text(d / ENV, json.dumps(_environment(cfg, data_digest, batch), indent=2, sort_keys=True))
+        if start.saved is None:
+            save_checkpoint(d, cfg, 0, start.state, self.rows)
+        return start.state
 
-    def _resume_point(self, cfg: RunConfig, fed: Federation, damage: Damage | None) -> _Start:
+    @property
+    def next_round(self) -> int:
+        return len(self.rows) + 1
+
+    def record_round(self, round: int, state: Any, row: dict[str, Any]) -> None:
+        """Round `round` finished with `state` and metrics `row`: the row is written, then the checkpoint
+        when one is due, so metrics.jsonl always holds at least the checkpoint's rows."""
+        if round != self.next_round:
+            raise ValueError(f"record_round: round {round} of run {self.cfg.run_id}, expected {self.next_round}")
+        self.rows.append(row)
+        write_rows(self.dir, self.rows)
+        if round % self.cfg.checkpoint_every == 0 or round == self.cfg.rounds:
+            save_checkpoint(self.dir, self.cfg, round, state, self.rows)
+
+    def finish(self, status: str, failure: dict | None, model_parameters: int, num_classes: int) -> RunResult:
+        """result.json, written last: the summary of the rows recorded (a diverged run's last checkpoint
+        stays its final state)."""
+        summary = write_result(self.dir, self.cfg, self.rows, status, failure, model_parameters, num_classes)
+        return RunResult(self.cfg, self.rows, summary)
+
+    def _resume_point(self, device: torch.device, initial_state: Callable[[], Any]) -> _Start:
         """Where training (re)starts: after the checkpoint if it proves itself, with metrics.jsonl cut
-        to its rows (rows past it are redone, identically); from round 1 without one. Every file that
-        disagrees is moved aside and named, with what is wrong, in one warning."""
-        d = self.dir(cfg)
-        problems = [str(damage)] if damage is not None else []
+        to its rows; from round 1 without one. Every file that disagrees is moved aside and named, with
+        what is wrong, in one warning."""
+        cfg, d = self.cfg, self.dir
+        problems = [str(self.damage)] if self.damage is not None else []
         aside = [RESULT] if (d / RESULT).exists() else []     # not proven (else we would not be here)
         ckpt = None
         if (d / CHECKPOINT).exists():
             try:
-                ckpt = read_checkpoint(d / CHECKPOINT, cfg, fed.device)
+                ckpt = read_checkpoint(d / CHECKPOINT, cfg, device)
             except Damage as err:
                 problems.append(str(err))
                 aside.append(CHECKPOINT)
@@ -233,7 +234,7 @@ class RunStore:
             warnings.warn(f"{'; '.join(dict.fromkeys(problems))}. {then[0].upper()}{then[1:]}", DamagedRun, stacklevel=4)
         write_rows(d, rows)
         if ckpt is None:
-            return _Start(fed.initial_state(), rows, None)
+            return _Start(initial_state(), rows, None)
         return _Start(ckpt["state"], rows, ckpt["round"])
 
 
@@ -255,7 +256,7 @@ def record_files(root: Path | str | None = None) -> list[Path]:
     return files
 
 
-def _environment(cfg: RunConfig, data_digest: str | None = None) -> dict:
+def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1) -> dict:
     """Where the run was trained, and on which data: `data_digest` is the content digest of the data set's
     files as verified at load (data.datasets.data_digest; None for the synthetic set). Informative, like the
     rest of env.json: the run id does not hash the data, which load_dataset verifies against the official
@@ -267,12 +268,7 @@ def _environment(cfg: RunConfig, data_digest: str | None = None) -> dict:
     if data_digest is not None:
         env["data"] = {cfg.dataset: data_digest}
     env["precision"] = {"policy": cfg.precision, **precision.flags(torch.device(cfg.device))}
+    if batch > 1:        # trained in lockstep with other runs (trainer.train_batch); not in the identity
+        env["batch"] = batch
     return env
 
-
-def _progress(cfg: RunConfig, first: int, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-    return tqdm(total=cfg.rounds, initial=first - 1, desc=f"{cfg.algorithm}/{cfg.dataset}", unit="round",
-                leave=False, file=sys.stderr)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from fssl_core.config import RunConfig
 from fssl_core.store import RunStore
+from fssl_core.trainer import train
 
 run_id, out = sys.argv[1], Path(sys.argv[2])
 committed = Path("runs") / run_id
@@ -15,7 +16,7 @@ cpu = RunConfig.from_dict(json.loads((committed / "config.json").read_text()))
 assert cpu.run_id == run_id, (cpu.run_id, run_id)
 cpu_rows = [json.loads(line) for line in (committed / "metrics.jsonl").read_text().splitlines() if line.strip()]
 cuda = cpu.replace(device=os.environ.get("CMP_DEVICE", "cuda"))
-result = RunStore().execute(cuda, progress=False)
+result = train(cuda, RunStore(), progress=False)
 pairs = [(a["round"], a["accuracy"], b["accuracy"]) for a, b in zip(cpu_rows, result.metrics)
          if "accuracy" in a and "accuracy" in b]
 report = {
