@@ -37,6 +37,7 @@ from scipy.stats import t as student_t
 
 MIN_SEEDS = 3                 # a claim is tested only from this many seeds a side
 ALPHA = 0.05                  # two-sided
+POWER = 0.80                  # of the smallest difference an undecided claim's test detects
 HOLDS, REFUTED, WITHIN_NOISE = "holds", "refuted", "within noise"
 BY_CONSTRUCTION, CUT_OFF, NOT_MEASURED = "by construction", "cut off by the run length", "not measured"
 UNTESTED = "untested"         # written "untested (n=k)"
@@ -66,6 +67,32 @@ class Interval:
     high: float
     df: float
 
+    @property
+    def se(self) -> float:
+        return 0.0 if math.isinf(self.df) else (self.high - self.low) / (2 * t_quantile(self.df))
+
+    @property
+    def detectable(self) -> float:
+        """The smallest true difference (from the claim's target) this test finds at 5% two-sided with
+        POWER: (t₀.₉₇₅,ν + t_POWER,ν) · se, the usual normal-approximation formula with t quantiles."""
+        if math.isinf(self.df):
+            return 0.0
+        return (t_quantile(self.df) + t_quantile(self.df, POWER)) * self.se
+
+    def p(self, target: float, upper: float | None = None) -> float:
+        """Two-sided p of "ours − theirs differs from `target`" (one side's p doubled, the side of the
+        difference); with `upper`, of "lies within [target, upper]" (the larger one-sided p doubled:
+        the 95% interval inside the band is p < 0.05)."""
+        se = self.se
+        if se == 0.0:
+            inside = self.difference > target if upper is None else target <= self.difference <= upper
+            return 0.0 if inside else 1.0
+        if upper is None:
+            return float(min(1.0, 2 * student_t.sf((self.difference - target) / se, self.df)))
+        worst = max(student_t.sf((self.difference - target) / se, self.df),
+                    student_t.sf((upper - self.difference) / se, self.df))
+        return float(min(1.0, 2 * worst))
+
     def __str__(self) -> str:
         df = "∞" if math.isinf(self.df) else f"{self.df:.1f}"
         return f"[{self.low:.2f}, {self.high:.2f}] vs {self.against} (df {df})"
@@ -73,9 +100,13 @@ class Interval:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What claim_test decided (`word`) and, for a tested claim, the interval that decided it."""
+    """What claim_test decided (`word`); for a tested claim, the interval that decided it, the interval
+    against the best of theirs by mean where that is another (`best_by_mean`), and `p`: the claim's
+    p-value, the largest over its intervals (every one must clear; Holm adjusts it over a family)."""
     word: str
     interval: Interval | None = None
+    best_by_mean: Interval | None = None
+    p: float | None = None
 
     def __str__(self) -> str:
         return self.word
@@ -83,6 +114,17 @@ class Verdict:
     @property
     def tested(self) -> bool:
         return self.word in TESTED
+
+    @property
+    def detectable(self) -> float | None:
+        """The smallest difference the deciding test detects with POWER (80%) at its n and spread."""
+        return None if self.interval is None else self.interval.detectable
+
+    def power_line(self, fewest: int) -> str:
+        """What an undecided verdict can say: "undecided at n = 3 (detects ≥ 4.1 points)"."""
+        if self.word != WITHIN_NOISE or self.detectable is None:
+            return ""
+        return f"undecided at n = {fewest} (detects ≥ {self.detectable:.2f} points)"
 
 
 @dataclass(frozen=True)
@@ -148,15 +190,38 @@ def claim_test(ours: Side, theirs: Sequence[Side], kind: str = "above", target: 
     if fewest < MIN_SEEDS:
         return Verdict(f"{UNTESTED} (n={fewest})")
     intervals = [welch(ours, other) for other in theirs]
+    # the best of theirs by mean: the interval a reader expects beside the deciding one
+    best = min(intervals, key=lambda i: i.difference) if kind == "above" else \
+        max(intervals, key=lambda i: abs(i.difference - target))
     if kind == "above":
+        p = max(i.p(target) if i.difference > target else 1.0 for i in intervals)
         below = [i for i in intervals if i.high < target]
         if below:
-            return Verdict(REFUTED, min(below, key=lambda i: i.high))
+            decided = min(below, key=lambda i: i.high)
+            return Verdict(REFUTED, decided, _other(best, decided), p)
         weakest = min(intervals, key=lambda i: i.low)          # the one of theirs closest to ours
-        return Verdict(HOLDS if weakest.low > target else WITHIN_NOISE, weakest)
+        return Verdict(HOLDS if weakest.low > target else WITHIN_NOISE, weakest, _other(best, weakest), p)
     low, high = target - points, target + points
+    p = max(i.p(low, high) for i in intervals)
     outside = [i for i in intervals if i.low > high or i.high < low]
     if outside:
-        return Verdict(REFUTED, outside[0])
+        return Verdict(REFUTED, outside[0], _other(best, outside[0]), p)
     widest = max(intervals, key=lambda i: max(i.high - high, low - i.low))     # the one reaching farthest out
-    return Verdict(HOLDS if all(low <= i.low and i.high <= high for i in intervals) else WITHIN_NOISE, widest)
+    return Verdict(HOLDS if all(low <= i.low and i.high <= high for i in intervals) else WITHIN_NOISE, widest,
+                   _other(best, widest), p)
+
+
+def _other(best: Interval, decided: Interval) -> Interval | None:
+    return None if best is decided else best
+
+
+def holm(p_values: Sequence[float | None], alpha: float = ALPHA) -> list[bool | None]:
+    """Holm's step-down over a family of claims: which of `p_values` (None: a claim not tested) are
+    rejected at family-wise level `alpha`; None where untested."""
+    tested = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    out: list[bool | None] = [None] * len(p_values)
+    going = True
+    for rank, (p, i) in enumerate(tested):
+        going = going and p <= alpha / (len(tested) - rank)
+        out[i] = going
+    return out

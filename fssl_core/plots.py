@@ -271,7 +271,7 @@ def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Map
 # tell a committed figure from a stale one (tests/test_figure_sources.py)
 SOURCE_KEY = "fssl:rows_digest"
 SOURCE_COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
-                  "reproduced_value", "reproduced_std", "n_runs", "profile", "status"]
+                  "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "status"]   # device: the title says it
 
 
 def rows_digest(frame: pd.DataFrame) -> str:

@@ -22,8 +22,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, Comparison,
-                         Verdict)
+from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE,
+                         Comparison, Verdict, holm)
 from .config import RunConfig
 from .data.datasets import DatasetUnavailable, load_dataset
 from .executors import run_all
@@ -248,28 +248,71 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
         mine = frame[frame.paper == paper]
         if len(mine):
             comparisons.update(compare(mine))
-    decided = []       # (verdict, interval, target, unit) per claim row
+    decided = []       # (verdict, target, unit, fewest seeds, intervals tested) per claim row
     for row in claims.itertuples(index=False):
         comparison = comparisons.get(tuple(getattr(row, k) for k in CLAIM_KEY))
         if comparison is None:
             n = 0 if math.isnan(row.n_runs) else int(row.n_runs)
             verdict = Verdict(NOT_MEASURED if math.isnan(row.reproduced_value) else
                               f"{UNTESTED} (n={n})" if n < MIN_SEEDS else f"{UNTESTED} (cells not named)")
-            target, unit = (0.0 if math.isnan(row.paper_value) else row.paper_value), ""
+            target, unit, fewest, tested = (0.0 if math.isnan(row.paper_value) else row.paper_value), "", n, 0
         else:
             if is_parity(row.metric):
                 comparison = replace(comparison, kind="parity")
             verdict, target, unit = comparison.verdict(PARITY_POINTS), comparison.target, comparison.unit
-        decided.append((verdict.word, "" if verdict.interval is None else str(verdict.interval), target, unit))
-    words, intervals, targets, units = (list(c) for c in zip(*decided)) if decided else ([], [], [], [])
-    return claims.assign(target=targets, unit=units, verdict=words, interval=intervals)
+            fewest = min(side.n for side in (comparison.ours, *comparison.theirs))
+            tested = len(comparison.theirs) if verdict.tested else 0
+        decided.append((verdict, target, unit, fewest, tested))
+    verdicts = [d[0] for d in decided]
+    family = {}        # Holm over each paper's tested claims
+    for paper in claims.paper.unique():
+        rows = [i for i, name in enumerate(claims.paper) if name == paper]
+        for i, kept in zip(rows, holm([verdicts[i].p if verdicts[i].tested else None for i in rows])):
+            family[i] = kept
+    return claims.assign(
+        target=[d[1] for d in decided], unit=[d[2] for d in decided], verdict=[v.word for v in verdicts],
+        interval=[_intervals(v) for v in verdicts],
+        power=[v.power_line(d[3]) for v, d in zip(verdicts, decided)],
+        holm=[_holm_word(v, family.get(i)) for i, v in enumerate(verdicts)],
+        intervals_tested=[d[4] for d in decided])
+
+
+def _intervals(verdict: Verdict) -> str:
+    """The deciding interval, and the one against the best of theirs by mean where that is another."""
+    if verdict.interval is None:
+        return ""
+    best = f"; best by mean: {verdict.best_by_mean}" if verdict.best_by_mean is not None else ""
+    return f"{verdict.interval}{best}"
+
+
+def _holm_word(verdict: Verdict, kept: bool | None) -> str:
+    """The verdict once Holm's step-down has adjusted the paper's family: a hold it does not keep is
+    "within noise"; other verdicts stand as they are."""
+    if kept is None:
+        return ""
+    return WITHIN_NOISE if verdict.word == HOLDS and not kept else verdict.word
 
 
 # The claims table as a reader meets it; its threshold is no paper value ("paper 0, ours 29.3" reads as a miss)
 CLAIM_COLUMNS = {"paper": "paper", "setting": "setting", "labeled": "labeled", "method": "claim: ours vs theirs",
                  "metric": "difference", "reproduced_value": "measured (ours − theirs)", "unit": "unit",
                  "target": "tested against", "n_runs": "seeds (fewest side)", "profile": "profile",
-                 "verdict": "verdict", "interval": "95% interval of ours − theirs"}
+                 "verdict": "verdict", "power": "what the test can decide", "holm": "verdict, Holm-adjusted",
+                 "interval": "95% interval of ours − theirs"}
+
+
+def multiplicity(claims: pd.DataFrame) -> str:
+    """One line per paper: its tested claims, the intervals they rest on, and the holds Holm keeps."""
+    lines = []
+    for paper, part in claims.groupby("paper", sort=True):
+        tested = part[part.verdict.isin(TESTED)]
+        if not len(tested):
+            continue
+        holds = int((tested.verdict == HOLDS).sum())
+        kept = int((tested.holm == HOLDS).sum())
+        lines.append(f"{paper}: {len(tested)} claims tested on {int(tested.intervals_tested.sum())} intervals; "
+                     f"{holds} hold per claim, {kept} of them under Holm's step-down at 5% over the {len(tested)}")
+    return "; ".join(lines)
 
 
 def claims_counted(verdicts: pd.Series) -> str:
@@ -327,7 +370,15 @@ def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, f
     near = causes.exploratory_near.astype(bool) & ~caused if "exploratory_near" in causes else caused & False
     key = [k for k in KEY if k != "paper"]
     count = lambda rows: len(cells.merge(causes.loc[rows, key].drop_duplicates(), on=key))
-    return f"{count(caused)} of {len(cells)}", str(count(near))
+    said = f"{count(caused)} of {len(cells)}"
+    if "prospective" in causes and count(caused):
+        ahead = caused & causes.prospective.eq(True)
+        # cells share a reading where it does not read what tells them apart (Table 6's server alone)
+        values = causes.loc[caused, "pre-registered reading"].round(2).nunique() if "pre-registered reading" in causes \
+            else count(caused)
+        said += (f" ({count(ahead)} prospective, {count(caused) - count(ahead)} post hoc; on {values} distinct "
+                 f"reading value{'s' if values != 1 else ''})")
+    return said, str(count(near))
 
 
 def replace_readme_block(start: str, end: str, body: str, readme: Path | None = None) -> bool:

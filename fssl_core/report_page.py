@@ -15,10 +15,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .claim_test import MIN_SEEDS, REFUTED
+from .claim_test import MIN_SEEDS, POWER, REFUTED
 from .paths import results_dir
 from .profiles import PROFILES
-from .report import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS,
+from .report import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS, multiplicity,
                      ClaimComparisons, FarCellCauses, best_protocol, claim_verdicts, comparison_table, is_claim,
                      published_results, replace_readme_block, summary)
 from .store import atomic_write_text
@@ -62,10 +62,11 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
     out = io.StringIO()
     out.write("Cells are the paper's printed values; each is counted at its best protocol measured (the paper's, "
               f"else a reduced one). `within {WITHIN_POINTS:g} points` counts measured cells only; `beyond it, "
-              "pre-registered cause`: of the measured cells farther from the paper, those its paper's one cause reading, "
-              "named in code before any number was read (`PRE_REGISTERED` in its causes.py), brings within it, or, where "
-              f"its rule admits it, whose distance our seeds' spread covers (from {MIN_SEEDS} seeds, the paper inside the "
-              "95% Welch interval of our mean); `beyond it, exploratory only`: of the rest, those only another reading "
+              "pre-registered cause`: of the measured cells farther from the paper, those its paper's one cause reading "
+              f"(`PRE_REGISTERED` in its causes.py), run at least {MIN_SEEDS} times, brings within it; `prospective` where "
+              "every run of that reading was first committed after the commit that fixed the reading (git decides), "
+              "`post hoc` where some existed before it. Our seeds' spread is no cause: a far cell whose interval holds the "
+              "paper is undecided, not explained. `beyond it, exploratory only`: of the rest, those only another reading "
               "(ours test-selected, part of the authors' computation, ...) brings within it: exploratory, not a cause. "
               "Reruns of the authors' own code say where a printed value comes from, not why ours differs: provenance, "
               "not a cause (`measured_cause`, `provenance` in the notebook).\n\n")
@@ -81,8 +82,13 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
                   "it lies wholly outside. `by construction`: implied by a reading of the paper, no evidence; `cut off "
                   "by the run length`: the metric's best round is the run's last. `claims holding` above counts "
                   "holding of those tested. `95% interval of ours − theirs`: the one that decided (against several "
-                  "cells: the one it falls below, else the one it clears least). `tested against`: the threshold of "
-                  "the test (0 for \"ours above theirs\"), not a value the paper printed.\n\n")
+                  "cells: the one it falls below, else the one it clears least), and beside it the one against the best "
+                  "of theirs by mean where that is another. `tested against`: the threshold of the test (0 for \"ours "
+                  "above theirs\"), not a value the paper printed. `within noise` is no parity: `what the test can "
+                  f"decide` gives the smallest difference from the target its test detects with {POWER:.0%} power at its "
+                  "seeds and spread; more seeds shrink it. Each claim is tested at 5% on its own; `verdict, "
+                  "Holm-adjusted` applies Holm's step-down over the paper's tested claims (family-wise 5%). "
+                  f"{multiplicity(claims)}.\n\n")
         shown = claims.assign(**{column: [named(str(text), display_names or {}) for text in claims[column]]
                                  for column in ("method", "interval")})
         out.write(_markdown_table(shown[list(CLAIM_COLUMNS)].rename(columns=CLAIM_COLUMNS)))

@@ -343,11 +343,13 @@ comparison_table(authors_code)
 # Each with the likely reasons that hold for it (`fedsiam.DELTA_REASONS`, found by reading the
 # authors' code and by our own runs), where the cell was also run at the paper's protocol above,
 # its value there (`at_paper_protocol`), the authors'-computation rows above at its coordinates, and
-# `measured_cause` under the rule named before any number was read (`fedsiam.PRE_REGISTERED`): the one
+# `measured_cause` under the one rule (`fedsiam.PRE_REGISTERED`, fixed in `fedsiam.RULE_COMMIT`): the one
 # reading that may explain the cell is the authors' whole computation as their paper reports it,
 # test-selected (`pre-registered reading`, its table in `pre-registered source`; `fedsiam.cause_reading`),
-# landing within 1.5 points of the paper, or our seeds' spread from three seeds (the paper inside the 95%
-# Welch interval of our mean). The authors' code itself, rerun, is `provenance`: whether their code
+# landing within 1.5 points of the paper from at least three runs (`reading runs`); fewer runs are "not
+# counted". The rule came after many of these readings' runs were published: the README's summary says
+# which causes are prospective (runs committed after the rule) and which post hoc. Our seeds' spread is
+# no cause. The authors' code itself, rerun, is `provenance`: whether their code
 # computes the printed value, not why ours differs. Every other reading (ours test-selected, the paper's
 # protocol, a part of the authors' computation, any last round) is a column prefixed `exploratory: `, those
 # within 1.5 points listed in `exploratory within`: shown, never counted as a cause:

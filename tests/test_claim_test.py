@@ -89,3 +89,39 @@ def test_a_claim_test_names_what_it_refuses():
         claim_test(s(1, 1, 3), [s(0, 1, 3)], kind="below")
     with pytest.raises(ValueError, match="theirs=()"):
         claim_test(s(1, 1, 3), [])
+
+
+def test_an_undecided_claim_says_the_smallest_difference_its_test_detects():
+    """ours 10 ± 1 against 8 ± 1, 3 seeds each: se = √(2/3) = 0.8165, ν = 4, the interval 2 ± 2.776·0.8165
+    holds 0; at 80% power the test detects (t₀.₉₇₅,₄ + t₀.₈₀,₄)·se = (2.776 + 0.941)·0.8165 = 3.035."""
+    verdict = claim_test(Side("ours", 10, 1, 3), [Side("theirs", 8, 1, 3)])
+    assert verdict.word == "within noise"
+    assert verdict.detectable == pytest.approx(3.035, abs=2e-3)
+    assert verdict.power_line(3) == "undecided at n = 3 (detects ≥ 3.04 points)"
+    assert verdict.p == pytest.approx(0.0704, abs=5e-4)          # 2 · P(T₄ > 2.449)
+    decided = claim_test(Side("ours", 10, 0.2, 3), [Side("theirs", 8, 0.2, 3)])
+    assert decided.word == "holds" and decided.p < 0.05 and decided.power_line(3) == ""
+
+
+def test_the_deciding_interval_and_the_best_by_mean_are_both_given():
+    """Against a tight baseline at 9 and a wide one at 7: the wide one decides (its interval reaches below 0),
+    the tight one is the best by mean."""
+    verdict = claim_test(Side("ours", 10, 0.3, 3), [Side("tight", 9, 0.3, 3), Side("wide", 7, 4.0, 3)])
+    assert verdict.interval.against == "wide" and verdict.best_by_mean.against == "tight"
+    alone = claim_test(Side("ours", 10, 0.3, 3), [Side("tight", 9, 0.3, 3)])
+    assert alone.best_by_mean is None
+
+
+def test_a_claims_p_agrees_with_its_verdict():
+    for ours, theirs, kind in [(10, 8, "above"), (10, 9.5, "above"), (10, 10.2, "parity"), (10, 11.5, "parity")]:
+        for sd in (0.1, 0.5, 2.0):
+            v = claim_test(Side("o", ours, sd, 3), [Side("t", theirs, sd, 4)], kind=kind, points=1.0)
+            assert (v.word == "holds") == (v.p < 0.05), (ours, theirs, kind, sd, v)
+
+
+def test_holm_steps_down_until_a_p_value_misses_its_threshold():
+    from fssl_core.claim_test import holm
+    # 0.01 ≤ 0.05/3 rejected; 0.03 > 0.05/2 stops, and 0.04 after it stays
+    assert holm([0.01, 0.04, 0.03, None]) == [True, False, False, None]
+    assert holm([0.001, 0.02, 0.04]) == [True, True, True]         # 0.001 ≤ .0167, 0.02 ≤ .025, 0.04 ≤ .05
+    assert holm([]) == []

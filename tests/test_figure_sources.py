@@ -42,3 +42,13 @@ def test_a_republished_row_redraws_its_figure(tmp_path, monkeypatch):
     second = figure_source(redraw_table_figure(name, "quick"))
     assert second != first and second == rows_digest(table_figure_rows(name, read_results(tmp_path / "results" / f"{name}.csv")))
     assert (tmp_path / "figures" / f"{name}.png").exists()
+
+
+def test_the_device_the_title_names_is_in_the_digest():
+    """A table figure's title names the devices of its rows, so a row measured on another device must make
+    the committed figure stale."""
+    frame = read_results(ROOT / "results" / "fedsiam_table5.csv")
+    rows = table_figure_rows("fedsiam_table5", frame)
+    moved = rows.copy()
+    moved.loc[moved.index[0], "device"] = "cuda"
+    assert rows_digest(moved) != rows_digest(rows)

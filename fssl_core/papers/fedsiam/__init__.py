@@ -9,11 +9,11 @@ from .authors_code import (AUTHORS_CODE_SCRIPTS, AUTHORS_CODE_SETTINGS, AUTHORS_
                            authors_network_cells, authors_optimiser_cells, authors_server_code_results,
                            authors_siamese_cells, table6_server_alone_cells, table6_server_step_cells,
                            table7_authors_siamese_cells, table8_authors_siamese_cells, unlabeled_gain)
-from .causes import (AUTHORS_CODE, DELTA_REASONS, EXPLORATORY, NONE_MEASURED, PRE_REGISTERED,
-                     SERVER_WHOLE_COMPUTATION, UNEXPLAINED, WHOLE_COMPUTATION, DeltaReason, alpha_reached,
-                     as_test_selected, cause_reading, client_steps_per_round, explain_large_deltas,
-                     explain_published, exploratory_within, likely_reasons, measured_beside, measured_cause,
-                     provenance, seed_interval)
+from .causes import (AUTHORS_CODE, DELTA_REASONS, EXPLORATORY, NONE_MEASURED, PRE_REGISTERED, RULE_COMMIT,
+                     SERVER_WHOLE_COMPUTATION, TOO_FEW_RUNS, UNEXPLAINED, WHOLE_COMPUTATION, DeltaReason,
+                     alpha_reached, as_test_selected, cause_reading, client_steps_per_round, explain_large_deltas,
+                     explain_published, exploratory_within, first_commits, is_cause, likely_reasons,
+                     measured_beside, measured_cause, prospective, provenance, seed_interval)
 from .cells import (ABLATION_SEEDS, CLIENT_PROTOCOL, DATASETS, FIGURE5_METHODS, FIGURE5_SETTINGS, FIGURE6_MUS, FOLDER,
                     HEADLINE_METHODS, HEADLINE_SCOPE, LABELED_REPEATS, METHOD_SETTINGS, METHODS, NONIID3_REPEATS,
                     PAPER, QUICK, SEEDS, SERVER_PROTOCOL, SERVER_ROUNDS, SMOKE_SCOPE, TABLE5_DATASETS,

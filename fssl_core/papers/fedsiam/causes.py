@@ -1,8 +1,9 @@
-"""Why a FedSiam cell lands far from the paper: the likely reasons, named before they are measured
-(DELTA_REASONS, from reading the authors' code); the one reading that may measure a far cell's cause,
-named before any number was read (PRE_REGISTERED, `cause_reading`), and what it measured (`measured_cause`);
-every other reading shown as exploratory, their code's own reruns as provenance; over published results
-(`explain_published`, which the README's summary counts)."""
+"""Why a FedSiam cell lands far from the paper: the likely reasons, from reading the authors' code
+(DELTA_REASONS); the one reading that may measure a far cell's cause (PRE_REGISTERED, `cause_reading`,
+fixed in commit RULE_COMMIT) and what it measured (`measured_cause`: a cause only from MIN_SEEDS runs of
+it); whether those runs came after the rule (`prospective`, decided by git) or existed before it (post
+hoc); every other reading shown as exploratory, their code's own reruns as provenance; over published
+results (`explain_published`, which the README's summary counts)."""
 from __future__ import annotations
 
 import math
@@ -103,7 +104,7 @@ def as_test_selected(results: pd.DataFrame) -> pd.DataFrame:
     return results[results.metric == "accuracy_test_selected"].assign(metric="accuracy")
 
 
-# --- the one cause reading per far cell, named before any number was read (issue 43) ----------------
+# --- the one cause reading per far cell ------------------------------------------------------------
 # The paper's values are what the authors' code computes and keeps: their whole computation (their
 # network, optimiser, inputs and clocks, their Fed(Fix)Match), test-selected (the round of lowest test
 # loss). So the one reading that may explain a cell far from the paper is that computation, run by us at
@@ -113,8 +114,12 @@ def as_test_selected(results: pd.DataFrame) -> pd.DataFrame:
 # `at_authors_fixmatch` (their Fed(Fix)Match on Table 1's network), `at_authors_network` of a siamese row
 # (our siamese computation on their network), any last-round reading, ours test-selected, the paper's
 # protocol beside a reduced row. Those stay as exploratory columns. Choosing among readings after seeing
-# which lands nearest "explained" about a quarter of far cells by chance (issue 43's audit).
+# which lands nearest "explained" about a quarter of far cells by chance.
+# The rule was fixed in RULE_COMMIT, after many of its readings' runs had been published: a cause whose
+# runs were first committed after it is prospective, the others post hoc (`prospective`). Our seeds'
+# spread is no cause: a cell beyond WITHIN_POINTS whose interval holds the paper is undecided, not explained.
 PRE_REGISTERED = "the authors' whole computation as their paper reports it, test-selected"
+RULE_COMMIT = "0f784cdb4bdb5d4c1ce2e2192370132d2a2750d8"    # the commit that fixed PRE_REGISTERED
 SIAMESE_ROWS = ("fedsiam_pi", "fedsiam_mt", "fedsiam_d", "fedsiam_nosiam", "fedsiam_d_mse", "fedsiam_d_kl")
 WHOLE_COMPUTATION = {
     **{m: "at_authors_siamese_test_selected" for m in SIAMESE_ROWS},     # their network, raw inputs, epoch clock
@@ -125,6 +130,7 @@ WHOLE_COMPUTATION = {
 SERVER_WHOLE_COMPUTATION = "server_alone_test_selected"
 AUTHORS_CODE = "at_authors_code"     # their code itself, rerun, test-selected: provenance, never a cause
 NONE_MEASURED = "none measured"      # how measured_cause starts for a far cell without a pre-registered cause
+TOO_FEW_RUNS = "not counted"         # how it starts for a reading within WITHIN_POINTS from under MIN_SEEDS runs
 EXPLORATORY = "exploratory: "        # the prefix of every other reading's column
 
 
@@ -165,17 +171,18 @@ def explain_large_deltas(results: pd.DataFrame, points: float = WITHIN_POINTS,
         others["at_paper_protocol"] = at_paper_protocol
     others.update(measured or {})
     table = table[columns].assign(likely_reason=reasons)
-    for name, frame in others.items():       # each value, and its runs' spread
+    for name, frame in others.items():       # each value, its runs' spread and the runs themselves
         frame = frame[frame.metric == "accuracy"].dropna(subset=["reproduced_value"])
-        spread = [c for c in ("reproduced_std", "n_runs") if c in frame.columns]
+        spread = [c for c in ("reproduced_std", "n_runs", "run_ids") if c in frame.columns]
         table = table.merge(frame[key + ["reproduced_value", *spread]].drop_duplicates(key).rename(
-            columns={"reproduced_value": name, "reproduced_std": f"{name} std", "n_runs": f"{name} n"}),
-            on=key, how="left")
+            columns={"reproduced_value": name, "reproduced_std": f"{name} std", "n_runs": f"{name} n",
+                     "run_ids": f"{name} runs"}), on=key, how="left")
     rows = table.to_dict("records")
     sources = [cause_reading(r["method"], r["setting"]) for r in rows]
     table["pre-registered reading"] = [r.get(s, math.nan) if s else math.nan for r, s in zip(rows, sources)]
     table["pre-registered source"] = [s if s in others else "not run" if s else "none named" for s in sources]
     table["measured_cause"] = [measured_cause(r, s, points) for r, s in zip(rows, sources)]
+    table["reading runs"] = [str(r.get(f"{s} runs", "") or "") if s else "" for r, s in zip(rows, sources)]
     table["authors' code"] = table.get(AUTHORS_CODE, math.nan)
     table["provenance"] = [provenance(r, points) for r in rows]
     exploratory = [name for name in others if name != AUTHORS_CODE]
@@ -183,30 +190,86 @@ def explain_large_deltas(results: pd.DataFrame, points: float = WITHIN_POINTS,
         table[EXPLORATORY + name] = [math.nan if name == s else r[name] for r, s in zip(rows, sources)]
     table["exploratory within"] = [exploratory_within(r, [n for n in exploratory if n != s], points)
                                    for r, s in zip(rows, sources)]
-    return table[columns + ["pre-registered reading", "pre-registered source", "measured_cause", "authors' code",
+    return table[columns + ["pre-registered reading", "pre-registered source", "measured_cause", "reading runs",
+                            "authors' code",
                             "provenance", *(EXPLORATORY + n for n in exploratory), "exploratory within",
                             "likely_reason"]]
 
 
 def measured_cause(row: dict, reading: str | None, points: float = WITHIN_POINTS) -> str:
     """The far cell's cause under the pre-registered rule: its one reading (`reading`, the column
-    `cause_reading` names) within `points` of the paper; else our seeds' spread, tested as claim_test
-    tests (from MIN_SEEDS seeds, the paper's value inside the 95% Welch interval of our mean: the gap is
-    not told apart from seed noise); else "none measured", saying what the reading gave. No other
-    reading is looked at: a cause picked as the nearest of many is chosen after the fact."""
+    `cause_reading` names), from at least MIN_SEEDS runs, within `points` of the paper. A reading within
+    `points` from fewer runs is "not counted" (one run is one draw of its seed spread); else "none
+    measured", saying what the reading gave. No other reading is looked at (a cause picked as the nearest
+    of many is chosen after the fact), and our seeds' spread is none: a far cell whose interval holds the
+    paper is a cell the seeds cannot tell from the paper, not one explained."""
     paper = row["paper_value"]
     value = row.get(reading, math.nan) if reading else math.nan
     if not pd.isna(value) and abs(value - paper) <= points:
-        return f"{PRE_REGISTERED}: {reading} {value:.2f} ({value - paper:+.2f} from the paper)"
-    interval = seed_interval(row["reproduced_value"], row.get("reproduced_std"), row.get("n_runs"), paper)
-    if interval is not None and interval.low <= 0.0 <= interval.high:
-        return (f"seed spread: the paper inside the 95% interval of our {int(row['n_runs'])} seeds "
-                f"(ours − paper in [{interval.low:.2f}, {interval.high:.2f}])")
+        runs = row.get(f"{reading} n", math.nan)
+        said = f"{reading} {value:.2f} ({value - paper:+.2f} from the paper)"
+        if pd.isna(runs) or runs < MIN_SEEDS:
+            over = "an unknown number of runs" if pd.isna(runs) else f"{int(runs)} run{'s' if runs != 1 else ''}"
+            return f"{TOO_FEW_RUNS}: {said} over {over}, under {MIN_SEEDS}"
+        return f"{PRE_REGISTERED}: {said} over {int(runs)} runs"
     if not reading:
         return f"{NONE_MEASURED}; no pre-registered reading for {row['method']}"
     if pd.isna(value):
         return f"{NONE_MEASURED}; {reading} not run here"
     return f"{NONE_MEASURED}; {reading} {value:.2f} ({value - paper:+.2f} from the paper)"
+
+
+def is_cause(measured: str) -> bool:
+    """Whether a `measured_cause` text is a cause under the pre-registered rule."""
+    return measured.startswith(PRE_REGISTERED)
+
+
+def first_commits(run_ids: set[str], root=None) -> dict[str, str] | None:
+    """The commit that first added each run's result.json (run id -> full hash), by `git log` over the
+    project's history; None where git or the history is not there (an installed package). Ids never
+    committed are left out."""
+    import subprocess
+
+    from ...paths import project_root
+    root = root or project_root()
+    try:
+        out = subprocess.run(["git", "log", "--reverse", "--diff-filter=A", "--format=@%H", "--name-only", "--",
+                              "runs/*/result.json"], cwd=root, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    first, commit = {}, None
+    for line in out.splitlines():
+        if line.startswith("@"):
+            commit = line[1:]
+        elif line.startswith("runs/"):
+            run = line.split("/")[1]
+            if run in run_ids and run not in first:
+                first[run] = commit
+    return first
+
+
+def commits_after(commit: str, root=None) -> set[str] | None:
+    """Every commit of HEAD's history that comes after `commit` (None without git or that commit)."""
+    import subprocess
+
+    from ...paths import project_root
+    try:
+        out = subprocess.run(["git", "rev-list", f"{commit}..HEAD"], cwd=root or project_root(), capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return set(out.split())
+
+
+def prospective(run_ids: list[list[str]], rule_commit: str = RULE_COMMIT, root=None) -> list[bool | None]:
+    """Per cause, whether every run of its reading was first committed after `rule_commit` (prospective:
+    the rule existed before the runs did); False where any existed before (post hoc) or was never
+    committed (a run not yet in git cannot show when it was made); None without git history."""
+    after = commits_after(rule_commit, root)
+    first = first_commits({r for ids in run_ids for r in ids}, root) if after is not None else None
+    if after is None or first is None:
+        return [None] * len(run_ids)
+    return [bool(ids) and all(first.get(r) in after for r in ids) for ids in run_ids]
 
 
 def provenance(row: dict, points: float = WITHIN_POINTS) -> str:
@@ -255,22 +318,26 @@ def measured_beside(frame: pd.DataFrame, table: str) -> dict[str, pd.DataFrame]:
     return {**measured, **test_selected, **({AUTHORS_CODE: as_test_selected(code)} if len(code) else {})}
 
 
-def explain_published(frame: pd.DataFrame, points: float = WITHIN_POINTS) -> pd.DataFrame:
+def explain_published(frame: pd.DataFrame, points: float = WITHIN_POINTS, dated: bool = True) -> pd.DataFrame:
     """`explain_large_deltas` over published results (results/fedsiam_table*.csv, or the merged
     report): each table's cells at their best protocol, beside what its notebook published next to
     them (`measured_beside`); one row per cell beyond `points`, with its table, `cause_measured` (True
-    only for a cause under the pre-registered rule, `measured_cause`) and `exploratory_near` (an
-    exploratory reading within `points`, shown apart). The README's summary counts them."""
+    only for a cause under the pre-registered rule, `measured_cause`), `prospective` (for a cause: its
+    reading's runs all committed after RULE_COMMIT; None without git, or with `dated` False) and
+    `exploratory_near` (an exploratory reading within `points`, shown apart). The README's summary counts them."""
     frame = frame[(frame.paper == "fedsiam") & ~is_claim(frame)]
     tables = [t for t in frame.table.unique() if "_" not in t]         # side tables are `<table>_<name>`
     explained = [explain_large_deltas(best_protocol(frame[frame.table == t]), points,
                                       measured=measured_beside(frame, t)).assign(table=t) for t in tables]
     if not explained:
         return pd.DataFrame(columns=["table", "setting", "labeled", "dataset", "method", "metric", "measured_cause",
-                                     "cause_measured", "exploratory_near"])
+                                     "cause_measured", "exploratory_near", "prospective"])
     table = pd.concat(explained, ignore_index=True)
-    return table.assign(cause_measured=[not cause.startswith(NONE_MEASURED) for cause in table.measured_cause],
-                        exploratory_near=table["exploratory within"] != "")
+    caused = [is_cause(cause) for cause in table.measured_cause]
+    reading_runs = [str(ids).split() if c else [] for ids, c in zip(table["reading runs"], caused)]
+    when = prospective(reading_runs) if dated else [None] * len(caused)
+    return table.assign(cause_measured=caused, exploratory_near=table["exploratory within"] != "",
+                        prospective=[w if c else None for w, c in zip(when, caused)])
 
 
 def client_steps_per_round(cfg: RunConfig) -> int:
