@@ -128,6 +128,7 @@ def _timed_run(root: str, cfg: dict, worker: int, events) -> None:
     """A throughput run in its own process, reporting when each round ends (wall clock) and when it is done."""
     from .executors.local import _die_with_parent
     from .store import RunStore
+    from .trainer import train
     _die_with_parent()       # a SIGKILL of the check leaves no run behind
     try:
         train(RunConfig.from_dict(cfg), RunStore(root), progress=False,

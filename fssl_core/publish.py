@@ -33,7 +33,7 @@ import pandas as pd
 
 from .paths import project_root, results_dir
 from .report import COLUMNS, KEY, read_results
-from .store import RunStore, atomic_write_text
+from .store import RunStore, atomic_write_text, exclusive
 
 STAGING_ENV = "FSSL_OUTPUT_STAGING"
 ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
@@ -46,7 +46,24 @@ def publish(staging: Path, narrowed: bool, replace_figures: bool = False, replac
     """Move every file under `staging` to the same place under the project root; return the notes
     (rows kept against the new file, or dropped, derived rows rebuilt), each passed to `say` before anything
     is written. `replace_figures`: a narrowed run's figures replace the old ones; `replace`: see the module's
-    doc; `rebuild`: a results table's derived rows recomputed from its merged rows, with notes."""
+    doc; `rebuild`: a results table's derived rows recomputed from its merged rows, with notes.
+    One publish at a time (PUBLISH_LOCK): each reads the published tables, merges and writes under the
+    lock, so two reproductions publishing slices of one table at once both land (a second waits)."""
+    with exclusive(publish_lock(), waiting="{holder} is publishing results; waiting for it"):
+        return _publish(staging, narrowed, replace_figures, replace, say, rebuild)
+
+
+PUBLISH_LOCK = ".publish.lock"
+
+
+def publish_lock() -> Path:
+    """The lock every publish of the project's results holds (results/.publish.lock)."""
+    return project_root() / "results" / PUBLISH_LOCK
+
+
+def _publish(staging: Path, narrowed: bool, replace_figures: bool, replace: bool,
+             say: Callable[[str], None] | None,
+             rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None) -> list[str]:
     moves, notes = [], []
     for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
         dest = project_root() / staged.relative_to(staging)

@@ -27,7 +27,7 @@ from .config import ConfigError
 from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
 from .paths import SEPARATE_PROFILES, project_root, results_dir
-from .publish import STAGING_ENV, publish
+from .publish import STAGING_ENV, publish, publish_lock
 from .report_page import merge_results
 from .store import atomic_write_text, exclusive
 
@@ -229,11 +229,13 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         publish(staging, narrowed=bool(parameters), replace_figures=replace_figures, replace=replace,
                 say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True),
                 rebuild=rebuilt_claim_rows)
-        redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
-    report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
-                           claim_comparisons=claim_comparisons(), table_intros=table_intros(),
-                           claim_explanations=claim_explanations(), display_names=display_names())
-    if profile not in SEPARATE_PROFILES:      # as the README's summary: the committed results only
-        update_readmes()
+        with exclusive(publish_lock()):           # drawn from the rows as published, not as another job writes them
+            redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
+    with exclusive(publish_lock()):
+        report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
+                               claim_comparisons=claim_comparisons(), table_intros=table_intros(),
+                               claim_explanations=claim_explanations(), display_names=display_names())
+        if profile not in SEPARATE_PROFILES:      # as the README's summary: the committed results only
+            update_readmes()
     print(f"[reproduce] report: {report}")
     return report

@@ -204,3 +204,36 @@ def test_a_quick_republish_of_a_table_holding_paper_rows_shrinks_nothing(tmp_pat
     assert len(paper) and paper.n_runs_after.tolist() == paper.n_runs.tolist()
     assert paper.reproduced_value_after.tolist() == paper.reproduced_value.tolist()
     assert "reproduce --replace drops them" in done.stdout       # what it kept, it says
+
+
+def test_two_narrowed_publishes_at_once_both_land(tmp_path, monkeypatch):
+    """Each publish reads the table, merges its slice and writes it back; two at once (slowed so that both
+    read before either writes, as two `reproduce --param` jobs did) must not lose either slice."""
+    import threading
+    import time
+
+    from fssl_core import publish as publishing
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    (tmp_path / "results").mkdir()
+    table = tmp_path / "results" / "fedsiam_table5.csv"
+    table.write_text(pd.DataFrame([_row("a", 90.0), _row("b", 91.0)])[COLUMNS].to_csv(index=False))
+    real = publishing.merged_results
+
+    def slow(old, new, narrowed, replace=False):
+        time.sleep(0.3)          # both would read the old table in this window without the lock
+        return real(old, new, narrowed, replace)
+    monkeypatch.setattr(publishing, "merged_results", slow)
+    stagings = []
+    for method, value in (("a", 80.0), ("b", 81.0)):
+        staging = tmp_path / "results" / f".staging-{method}"
+        staging.mkdir()
+        (staging / "results").mkdir()
+        pd.DataFrame([_row(method, value)])[COLUMNS].to_csv(staging / "results" / "fedsiam_table5.csv", index=False)
+        stagings.append(staging)
+    threads = [threading.Thread(target=publishing.publish, args=(s,), kwargs={"narrowed": True}) for s in stagings]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    published = {r.method: r.reproduced_value for r in read_results(table).itertuples()}
+    assert published == {"a": 80.0, "b": 81.0}

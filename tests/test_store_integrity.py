@@ -425,3 +425,52 @@ def test_a_config_written_by_a_newer_version_with_a_field_this_one_lacks_is_read
         assert store.load(CFG) is not None
         result = train(CFG, store, progress=False, after_round=_must_not_train)
     _served_is_clean(store, clean, result)
+
+
+# --- what the store will not open: links, FIFOs, records nested or sized past reason --------------
+def test_a_lock_file_that_is_a_link_is_refused_and_its_target_left_alone(clean, tmp_path):
+    from fssl_core.store import StoreIOError
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    store = RunStore(tmp_path / "runs")
+    store.dir(CFG).mkdir(parents=True)
+    (store.dir(CFG) / ".lock").symlink_to(target)
+    with pytest.raises(StoreIOError, match=r"\.lock: a symbolic link where the lock file belongs; the store follows no link"):
+        train(CFG, store, progress=False)
+    assert target.read_text() == "keep me\n"
+
+
+def test_a_run_directory_that_is_a_link_is_refused_and_the_other_run_left_alone(clean, tmp_path):
+    from fssl_core.store import StoreIOError
+    store = _copy_of(clean, tmp_path)
+    other = CFG.replace(seed=5)
+    before = {p.name: p.read_bytes() for p in store.dir(CFG).iterdir() if p.is_file()}
+    store.dir(other).symlink_to(store.dir(CFG), target_is_directory=True)
+    with pytest.raises(StoreIOError, match="a symbolic link where run .* directory belongs"):
+        train(other, store, progress=False)
+    assert {p.name: p.read_bytes() for p in store.dir(CFG).iterdir() if p.is_file()} == before
+    with pytest.warns(DamagedRun, match="a symbolic link where a run's directory belongs"):
+        assert [r.config for r in store.finished()] == [CFG]
+
+
+@pytest.mark.parametrize("name", ["result.json", "checkpoint.pt"])
+def test_a_fifo_in_place_of_a_run_file_is_named_and_moved_aside_without_blocking(name, clean, tmp_path):
+    store = _copy_of(clean, tmp_path)
+    (store.dir(CFG) / name).unlink()
+    os.mkfifo(store.dir(CFG) / name)
+    with pytest.warns(DamagedRun, match=f"{name}: unreadable: a FIFO, not a file of the run"):
+        result = train(CFG, store, progress=False)
+    _served_is_clean(store, clean, result)
+    assert list(store.dir(CFG).glob(f"damaged-*/{name}"))
+
+
+@pytest.mark.parametrize("text,said", [("[" * 200_000, "nested too deeply"),
+                                       ('{"accuracy": ' + "9" * 5000 + "}", "not JSON this store reads")])
+def test_a_record_nested_or_sized_past_reason_is_damage_and_the_others_still_list(text, said, clean, tmp_path):
+    store = _copy_of(clean, tmp_path)
+    broken = CFG.replace(seed=5)
+    fake_finished_run(store, broken, [row(r, 50.0) for r in range(1, 5)])
+    (store.dir(broken) / "result.json").write_text(text)
+    with pytest.warns(DamagedRun, match=said):
+        assert [r.config for r in store.finished()] == [CFG]
+    assert [p.parent.name for p in record_files(store.root) if p.name == "result.json"] == [CFG.run_id]

@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -134,40 +135,66 @@ def move_aside(run_dir: Path, names: list[str]) -> Path:
 
 
 # --- checked reads -------------------------------------------------------------------------------
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
+# The store reads only regular files it could have written: never through a symbolic link (a run's file
+# that is a link could point anywhere), never a FIFO or device (a read would block, or never end).
+_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+          stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory", stat.S_IFLNK: "a symbolic link"}
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file at `path`; Damage naming the file if it is missing, unreadable, a
+    symbolic link or not a regular file (opened without following a link and without blocking)."""
     try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         raise Damage(f"{path}: missing") from None
     except OSError as err:
+        if os.path.islink(path):
+            raise Damage(f"{path}: a symbolic link, not a file of the run (the store follows no link)") from None
         raise Damage(f"{path}: unreadable ({type(err).__name__}: {err.strerror})") from None
-    return h.hexdigest()
+    try:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind != stat.S_IFREG:
+            raise Damage(f"{path}: unreadable: {_KINDS.get(kind, 'not a regular file')}, not a file of the run")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise Damage(f"{path}: unreadable ({type(err).__name__}: {err.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(read_bytes(path)).hexdigest()
 
 
 def read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise Damage(f"{path}: missing") from None
-    except OSError as err:          # a directory in its place, a file we may not read
-        raise Damage(f"{path}: unreadable ({type(err).__name__}: {err.strerror})") from None
+    data = read_bytes(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise Damage(f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})") from None
 
 
+def _parse_json(text: str, where: str, verb: str = ":") -> Any:
+    """json.loads, bounded: nesting past the interpreter's recursion limit (about a thousand levels; a run's
+    records nest a few) and integers past Python's digit limit are Damage naming `where`, not a
+    RecursionError or ValueError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise Damage(f"{where}{verb} not JSON ({err})") from None
+    except RecursionError:
+        raise Damage(f"{where}{verb} nested too deeply to be a run's record") from None
+    except ValueError as err:      # an integer of thousands of digits
+        raise Damage(f"{where}{verb} not JSON this store reads ({str(err).splitlines()[0][:120]})") from None
+
+
 def read_json(path: Path) -> dict:
     text = read_text(path)
     if not text.strip():
         raise Damage(f"{path}: empty")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise Damage(f"{path}: not JSON ({err})") from None
+    value = _parse_json(text, str(path))
     if not isinstance(value, dict):
         raise Damage(f"{path}: a JSON {type(value).__name__}, not an object")
     return value
@@ -179,10 +206,7 @@ def read_rows(path: Path) -> list[dict]:
     for n, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise Damage(f"{path}: line {n} is not JSON ({err})") from None
+        row = _parse_json(line, f"{path}: line {n}", " is")
         if not isinstance(row, dict) or row.get("round") != len(rows) + 1:
             raise Damage(f"{path}: line {n} is not the row of round {len(rows) + 1}")
         rows.append(row)
@@ -196,6 +220,9 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     it removes the temporary files of killed writes (`remove_orphans`)."""
     if run_dir.parent.exists() and not run_dir.parent.is_dir():
         raise StoreIOError(f"{run_dir.parent}: the run store is a file, not a directory")
+    if run_dir.is_symlink():        # it would train inside whatever it points to
+        raise StoreIOError(f"{run_dir}: a symbolic link where run {run_dir.name}'s directory belongs; the store "
+                           "follows no link: replace it with the directory itself")
     if run_dir.exists() and not run_dir.is_dir():
         raise StoreIOError(f"{run_dir}: a file where run {run_dir.name}'s directory belongs; move it away")
     if not run_dir.exists():
@@ -220,9 +247,18 @@ def exclusive(lock_file: Path, waiting: str = "{holder} holds {lock}; waiting fo
     `waiting` message only."""
     try:
         lock_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)    # O_RDWR: a read-only store refuses it
+        # O_RDWR: a read-only store refuses it; O_NOFOLLOW, O_NONBLOCK: a link or a FIFO in its place is
+        # refused below, and nothing outside the store is opened for writing
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     except OSError as err:
+        if os.path.islink(lock_file):
+            raise StoreIOError(f"{lock_file}: a symbolic link where the lock file belongs; the store follows no "
+                               "link: remove it") from None
         raise _store_io_error(lock_file, "open the lock file", err) from err
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreIOError(f"{lock_file}: {_KINDS.get(stat.S_IFMT(os.lstat(lock_file).st_mode), 'not a file')} where "
+                           "the lock file belongs; remove it")
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -24,6 +24,7 @@ to do about it.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ import torch
 
 from ..config import ConfigError, RunConfig
 from .files import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
-                    read_json, read_rows)
+                    read_bytes, read_json, read_rows)
 from .summary import DIVERGED, OK, summarize
 
 CHECKPOINT_KEYS = {"run_id", "config_hash", "round", "state", "metrics", "metrics_digest", "state_digest"}
@@ -115,7 +116,9 @@ def prove_finished(d: Path, cfg: RunConfig) -> tuple[list[dict], dict] | None:
     with `cfg`; None if there is no result.json; else raises Damage naming the first file that disagrees.
     Without its checkpoint a run still proves itself (result.json's digests cover its rows and config):
     committed records carry none."""
-    if not (d / RESULT).exists():
+    if d.is_symlink():
+        raise Damage(f"{d}: a symbolic link where a run's directory belongs (the store follows no link)")
+    if not (d / RESULT).exists() and not (d / RESULT).is_symlink():
         return None
     summary = read_json(d / RESULT)
     if "digest" not in summary:
@@ -191,10 +194,9 @@ def check_config(path: Path, cfg: RunConfig) -> None:
 
 def read_checkpoint(path: Path, cfg: RunConfig, device: Any) -> dict:
     """The checkpoint at `path` after checking it is this run's and unaltered."""
+    data = read_bytes(path)          # a regular file, not through a link (Damage otherwise)
     try:
-        ckpt = torch.load(path, map_location=device, weights_only=True)
-    except FileNotFoundError:
-        raise Damage(f"{path}: missing") from None
+        ckpt = torch.load(io.BytesIO(data), map_location=device, weights_only=True)
     except Exception as err:   # a damaged file fails in many ways: zip, pickle, EOF, unknown types
         detail = str(err).splitlines()[0] if str(err) else ""
         raise Damage(f"{path}: unreadable ({type(err).__name__}{': ' + detail if detail else ''})") from None

@@ -105,6 +105,8 @@ class RunStore:
         for result_file in sorted(self.root.glob(f"*/{RESULT}")):
             d = result_file.parent
             try:
+                if d.is_symlink():
+                    raise Damage(f"{d}: a symbolic link where a run's directory belongs (the store follows no link)")
                 try:
                     cfg = RunConfig.from_dict(read_json(d / CONFIG))
                 except ConfigError as err:
