@@ -195,6 +195,33 @@ def test_real_mnist_with_altered_train_labels_is_refused(tmp_path):
     assert data.digest == datasets.data_digest('mnist')
 
 
+def test_a_legacy_processed_copy_beside_the_official_files_is_never_read(tmp_path):
+    """torchvision prefers MNIST/processed/{training,test}.pt to the raw files, and no checksum covers them: a
+    run trained on 30% altered labels under the clean run's id. The loader reads the verified idx files only."""
+    real = REAL_ROOT / 'MNIST' / 'raw'
+    if not (real / 'train-labels-idx1-ubyte').exists():
+        pytest.skip(how_to_get('mnist'))
+    raw = tmp_path / 'MNIST' / 'raw'
+    raw.mkdir(parents=True)
+    for f in real.iterdir():
+        (raw / f.name).symlink_to(f)
+    official = {split: torchvision.datasets.MNIST(str(REAL_ROOT), train=split == 'train') for split in ('train', 'test')}
+    processed = tmp_path / 'MNIST' / 'processed'
+    processed.mkdir()
+    rng = np.random.default_rng(0)
+    for split, name in (('train', 'training.pt'), ('test', 'test.pt')):
+        targets = official[split].targets.clone()
+        altered = torch.from_numpy(rng.random(len(targets)) < 0.3)
+        targets[altered] = (targets[altered] + 1) % 10
+        torch.save((official[split].data, targets), processed / name)
+    planted = torchvision.datasets.MNIST(str(tmp_path), train=True)
+    assert not torch.equal(planted.targets, official['train'].targets)      # torchvision itself serves the plant
+    data = load_dataset('mnist', root=tmp_path, download=False)
+    assert torch.equal(data.train_y.cpu(), official['train'].targets)
+    assert torch.equal(data.test_y.cpu(), official['test'].targets)
+    assert torch.equal((data.train_x * 255).round().to(torch.uint8)[:, 0].cpu(), official['train'].data)
+
+
 def test_the_cli_prints_a_corrupted_copy_as_one_error_line(tmp_path, monkeypatch, capsys):
     from fssl_core.cli import main
     write_tiny_mnist(tmp_path, np.random.default_rng(0))

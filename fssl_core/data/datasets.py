@@ -263,7 +263,10 @@ def _load(name: str, root: Path, origin: str, device: torch.device, download: bo
     digest = verify_files(name, root)      # after _open: a download has then put the files in place
     splits = {}
     for split in ('train', 'test'):
-        images, labels = _as_tensors(opened[split])
+        # (Fashion-)MNIST from the verified idx files themselves: torchvision prefers a legacy
+        # processed/{training,test}.pt where one lies beside them, which no checksum covers
+        images, labels = (_idx_tensors(name, root, split) if issubclass(spec.tv_class, tv.MNIST)
+                          else _as_tensors(opened[split]))
         # Convert on the device: uint8 moves 4x fewer bytes than float32. x / 255 in float32 is
         # what torchvision's ToTensor computes, so pixels equal those of dataset[i] + ToTensor.
         splits[split] = (images.to(device).float().div_(255), labels.to(device))
@@ -306,6 +309,19 @@ def _remove_empty_folders_made(root: Path, existed: set[Path]) -> None:
     for folder in made:
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
+
+
+def _idx_tensors(name: str, root: Path, split: str) -> tuple[Tensor, Tensor]:
+    """(uint8 [N, 1, H, W], int64 [N]) of a (Fashion-)MNIST split read from its idx files (the files
+    verify_files checked): a 16-byte header before the images, 8 before the labels."""
+    images_file, labels_file = [p for p in _expected_files(name, root)
+                                if p.name.startswith('train' if split == 'train' else 't10k')]
+    if 'labels' in images_file.name:
+        images_file, labels_file = labels_file, images_file
+    raw = np.frombuffer(images_file.read_bytes(), dtype=np.uint8, offset=16)
+    labels = np.frombuffer(labels_file.read_bytes(), dtype=np.uint8, offset=8)
+    images = torch.from_numpy(raw.copy()).view(len(labels), 1, 28, 28)
+    return images, torch.from_numpy(labels.astype(np.int64))
 
 
 def _as_tensors(dataset) -> tuple[Tensor, Tensor]:
