@@ -20,6 +20,13 @@ figures from its rows (integrity.py). Files that disagree are named in a `Damage
 A trainer's claim (`RunStore.claim`) then keeps what still proves itself (a checkpoint and the rows it covers), moves the rest
 into runs/<id>/damaged-<time>/ and recomputes.
 
+Threat model. Detected: accidental damage (truncation, flipped bytes, a disk full mid-write, a directory, link or
+FIFO in a file's place) and careless edits, including an edited record resealed with the store's own functions
+while its checkpoint is beside it (the checkpoint's rows and digests must agree with result.json). Not detected,
+and git's job: a deliberate forgery of committed records without their checkpoint, or of a checkpoint with its
+digests recomputed. A user checks a committed run with `git log -p -- runs/<id>/`: who changed its records
+after the commit that added them, and how.
+
 A finished run's records (config.json, env.json, metrics.jsonl, result.json; a few kB to a few hundred kB) are
 what a batch commits, so that its runs outlive the machine that trained them (`python -m fssl_core records`
 lists them for `git add`). runs/ is tracked: .gitignore keeps each run's checkpoint, lock, temporaries and

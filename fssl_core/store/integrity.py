@@ -138,9 +138,23 @@ def prove_finished(d: Path, cfg: RunConfig) -> tuple[list[dict], dict] | None:
         raise Damage(f"{d / METRICS}: its rows are not those {RESULT} summarises (digest mismatch)")
     check_summary(d / RESULT, cfg, rows, summary)
     check_config(d / CONFIG, cfg)
-    if (d / CHECKPOINT).exists() and file_sha256(d / CHECKPOINT) != summary.get("checkpoint_sha256"):
-        raise Damage(f"{d / CHECKPOINT}: not the checkpoint {RESULT} was written with (sha256 mismatch)")
+    if (d / CHECKPOINT).exists() or (d / CHECKPOINT).is_symlink():
+        check_final_checkpoint(d, cfg, summary)
     return rows, {**summary, "run_dir": str(d)}
+
+
+def check_final_checkpoint(d: Path, cfg: RunConfig, summary: dict) -> None:
+    """The checkpoint beside a finished run must be the one result.json was written with (its sha256), and
+    its own rows must be the rows result.json covers (its metrics digest, its round): a result.json whose
+    last row, summary and digests were all recomputed after an edit still disagrees with the checkpoint,
+    which proves itself by its own digests."""
+    data = read_bytes(d / CHECKPOINT)
+    if hashlib.sha256(data).hexdigest() != summary.get("checkpoint_sha256"):
+        raise Damage(f"{d / CHECKPOINT}: not the checkpoint {RESULT} was written with (sha256 mismatch)")
+    ckpt = read_checkpoint(d / CHECKPOINT, cfg, "cpu", data)
+    if ckpt["metrics_digest"] != summary.get("metrics_digest") or ckpt["round"] != summary.get("rounds"):
+        raise Damage(f"{d / METRICS}: its rows, which {RESULT} covers, are not those of {CHECKPOINT} (round "
+                     f"{ckpt['round']}), which proves itself: edited after the run finished")
 
 
 # result.json's fields that are figures of the metrics rows (summary.summarize computes them from the rows)
@@ -192,9 +206,10 @@ def check_config(path: Path, cfg: RunConfig) -> None:
         raise Damage(f"{path}: another config ({', '.join(diff[:3])})")
 
 
-def read_checkpoint(path: Path, cfg: RunConfig, device: Any) -> dict:
-    """The checkpoint at `path` after checking it is this run's and unaltered."""
-    data = read_bytes(path)          # a regular file, not through a link (Damage otherwise)
+def read_checkpoint(path: Path, cfg: RunConfig, device: Any, data: bytes | None = None) -> dict:
+    """The checkpoint at `path` (its bytes `data` where already read) after checking it is this run's and
+    unaltered."""
+    data = read_bytes(path) if data is None else data     # a regular file, not through a link
     try:
         ckpt = torch.load(io.BytesIO(data), map_location=device, weights_only=True)
     except Exception as err:   # a damaged file fails in many ways: zip, pickle, EOF, unknown types
