@@ -59,7 +59,7 @@ from typing import Callable
 import torch
 
 from .bench_rounds import Prefix, engine_rounds, loop_rounds, loop_siamese_rounds, scale
-from .config import RunConfig
+from .config import ConfigError, RunConfig
 from .engine import Federation
 
 CASES = {
@@ -275,7 +275,7 @@ def _check_cases(cases) -> None:
     """Refuse an unknown case before any case runs, not after an hour of the others."""
     unknown = [case for case in cases if case not in CASES]
     if unknown:
-        raise ValueError(f"bench: cases={','.join(unknown)}: must be all or among {', '.join(CASES)}")
+        raise ConfigError(f"bench: cases={','.join(unknown)}: must be all or among {', '.join(CASES)}")
 
 
 def bench(device: str = "cpu", rounds: int = ROUNDS, cases=tuple(CASES),
@@ -410,11 +410,11 @@ def main(pairs: dict[str, str]) -> None:
         return
     unknown = set(pairs) - {"device", "rounds", "cases", "table", "readme"}
     if unknown:
-        raise ValueError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: "
+        raise ConfigError(f"bench: unknown option(s) {', '.join(sorted(unknown))}: "
                          "allowed are device, rounds, cases, table, readme")
     for flag in ("table", "readme"):
         if pairs.get(flag, "no") not in ("no", "yes"):
-            raise ValueError(f"bench: {flag}={pairs[flag]!r}: must be yes or no")
+            raise ConfigError(f"bench: {flag}={pairs[flag]!r}: must be yes or no")
     table = pairs.get("table") == "yes" or pairs.get("readme") == "yes"
     if "cases" not in pairs:
         cases, rounds = QUICK_CASES, QUICK_ROUNDS
@@ -422,7 +422,7 @@ def main(pairs: dict[str, str]) -> None:
         cases, rounds = (tuple(CASES) if pairs["cases"] == "all" else tuple(pairs["cases"].split(","))), ROUNDS
     if "rounds" in pairs:
         if not pairs["rounds"].isdigit() or int(pairs["rounds"]) < 1:
-            raise ValueError(f"bench: rounds={pairs['rounds']!r}: must be an integer >= 1")
+            raise ConfigError(f"bench: rounds={pairs['rounds']!r}: must be an integer >= 1")
         rounds = int(pairs["rounds"])
     _check_cases(cases)
     device = pairs.get("device", "cpu")

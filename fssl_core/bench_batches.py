@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from .config import RunConfig
+from .config import ConfigError, RunConfig
 
 PROTOCOL_ROUNDS = 50
 PROTOCOL = {"full": dict(dataset="mnist", algorithm="fedsiam_d"),
@@ -135,7 +135,7 @@ def line(row: dict) -> str:
 def _levels(text: str, option: str) -> tuple[int, ...]:
     parts = text.split(",")
     if not all(p.isdigit() and int(p) >= 1 for p in parts):
-        raise ValueError(f"bench: {option}={text!r}: must be run counts, e.g. {option}=1,4,16")
+        raise ConfigError(f"bench: {option}={text!r}: must be run counts, e.g. {option}=1,4,16")
     return tuple(int(p) for p in parts)
 
 
@@ -174,15 +174,15 @@ def readme_block(found: list[dict]) -> str:
 def main(pairs: dict[str, str]) -> list[dict]:
     unknown = set(pairs) - {"cases", "device", "batches", "processes", "size", "out", "readme"}
     if unknown:
-        raise ValueError(f"bench cases=runs_per_hour: unknown option(s) {', '.join(sorted(unknown))}: "
+        raise ConfigError(f"bench cases=runs_per_hour: unknown option(s) {', '.join(sorted(unknown))}: "
                          "allowed are device, batches, processes, size, out, readme")
     if pairs.get("readme", "no") not in ("yes", "no"):
-        raise ValueError(f"bench: readme={pairs['readme']!r}: must be yes or no")
+        raise ConfigError(f"bench: readme={pairs['readme']!r}: must be yes or no")
     device, size = pairs.get("device", "cpu"), pairs.get("size", "full")
     if device not in LEVELS:
-        raise ValueError(f"bench: device={device!r}: must be cpu or cuda")
+        raise ConfigError(f"bench: device={device!r}: must be cpu or cuda")
     if size not in PROTOCOL:
-        raise ValueError(f"bench: size={size!r}: must be full or tiny")
+        raise ConfigError(f"bench: size={size!r}: must be full or tiny")
     batches = _levels(pairs["batches"], "batches") if "batches" in pairs else None
     processes = _levels(pairs["processes"], "processes") if "processes" in pairs else None
     print(f"runs per hour, {PROTOCOL[size]['algorithm']} ({size}) on {device}: batches "

@@ -24,6 +24,8 @@ from typing import Any
 
 import torch
 
+from .config import ConfigError
+
 ROUNDS = 6
 PROTOCOL = dict(dataset="mnist", partition="iid", labeled_ratio=0.1, clients=100, clients_per_round=10, local_epochs=1,
                 batch_size=10, lr=0.01, momentum=0.9, weight_decay=1e-4, seed=7, rounds=10_000, eval_every=10_000)
@@ -88,7 +90,7 @@ def main(out: str | None = None, against: str | None = None, cases: list[str] | 
     names = cases or list(CASES)
     unknown = [n for n in names if n not in CASES]
     if unknown:
-        raise ValueError(f"fingerprint: cases={','.join(unknown)}: must be among {', '.join(CASES)}")
+        raise ConfigError(f"fingerprint: cases={','.join(unknown)}: must be among {', '.join(CASES)}")
     reference = json.loads(Path(against).read_text()) if against else None
     torch.set_num_threads(1)
     print(f"fingerprint: {len(names)} case(s), {ROUNDS} rounds each on MNIST, one thread (about 5 s a case)", flush=True)

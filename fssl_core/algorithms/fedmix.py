@@ -142,7 +142,13 @@ class FedMix(Algorithm):
             return (f"mix_alpha={cfg.mix_alpha}, mix_beta={cfg.mix_beta}, mix_gamma={cfg.mix_gamma}: "
                     f"sum to {mix:g}; FedMix's Eq. 9 needs α+β+γ = 1")
 
-    checks = (_mix_weights,)
+    @staticmethod
+    def _warmup_within_rounds(cfg, facts):
+        if issubclass(facts.algorithm, FedMix) and 0 < cfg.rounds <= cfg.fedmix_warmup_rounds:
+            return (f"fedmix_warmup_rounds={cfg.fedmix_warmup_rounds}, rounds={cfg.rounds}: a warm-up of every "
+                    "round never applies Eq. 9 (the run would be SL); give fewer warm-up rounds than rounds")
+
+    checks = (_mix_weights, _warmup_within_rounds)
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:

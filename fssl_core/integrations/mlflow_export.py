@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config import ConfigError
 from ..store import ENV, RESULT, Damage, RunStore, describe
 
 DEFAULT_URI = "sqlite:///mlflow.db"
@@ -82,8 +83,16 @@ def export(runs: Path | str | None = None, uri: str = DEFAULT_URI, experiment: s
     _mlflow()
     from mlflow import MlflowClient
     from mlflow.entities import Param
-    client = MlflowClient(tracking_uri=uri)
-    experiment_id = _experiment_id(client, experiment, uri)
+    if not experiment.strip():
+        raise ConfigError(f"export mlflow: --experiment {experiment!r}: empty; give the experiment a name")
+    try:
+        client = MlflowClient(tracking_uri=uri)
+        experiment_id = _experiment_id(client, experiment, uri)
+    except ConfigError:
+        raise
+    except Exception as err:      # MLflow's many exceptions for a URI it cannot use (scheme, path, server)
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(f"export mlflow: --uri {uri!r}: MLflow cannot use it ({first[:200]})") from None
     report = ExportReport()
     survey = RunStore(runs).survey()
     for i, (d, proven) in enumerate(survey, 1):

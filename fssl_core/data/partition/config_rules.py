@@ -83,6 +83,18 @@ def _per_client_sizes(cfg, facts):
                 "a client holds")
 
 
+def _unlabeled_left(cfg, facts):
+    """γ < 1 must leave a client unlabeled samples: each client labels round(γ·n) of its n, so a share of one
+    sample at γ = 0.5 is all labeled, and the run would be γ = 1 under a config that says 0.5."""
+    if facts.labels_at != "client" or "labeled_ratio" not in facts.uses or not 0 < cfg.labeled_ratio < 1:
+        return None
+    share = facts.train // cfg.clients
+    if share and int(cfg.labeled_ratio * share + 0.5) >= share:
+        return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: a client's share of {share} sample(s) "
+                f"of {facts.training_set(cfg)} rounds to {share} labeled and none unlabeled, which is γ = 1; "
+                "give fewer clients or a smaller labeled_ratio")
+
+
 def _streaming(cfg, facts):
     if cfg.partition == "streaming_dirichlet" and cfg.stream_parts < 2:
         return (f"stream_parts={cfg.stream_parts}, partition='streaming_dirichlet': must be at least 2 "
@@ -106,5 +118,5 @@ def _noniid3_ratios(cfg, facts):
 
 def config_rules() -> tuple[dict, tuple]:
     return dict(FIELD_RULES), (_fields_the_partition_ignores, _server_set, _classes_per_client, _per_client_sizes,
-                               _streaming,
+                               _unlabeled_left, _streaming,
                                _noniid3_ratios)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...config import RunConfig
+from ...config import ConfigError, RunConfig
 from ...models import build_model, count_parameters
 from ...profiles import Profile
 from ...report import COLUMNS, Cell
@@ -122,7 +122,7 @@ DIAGNOSTICS = {
 def paper_config(method: str, device: str, **setting) -> RunConfig:
     known = {**METHODS, **DIAGNOSTICS}
     if method not in known:
-        raise ValueError(f"method={method!r}: must be one of {', '.join(known)}")
+        raise ConfigError(f"method={method!r}: must be one of {', '.join(known)}")
     algorithm, changes = known[method]
     return RunConfig(algorithm=algorithm, device=device, **{**SHARED, **setting, **changes})
 
@@ -133,7 +133,7 @@ def table_cells(table: str, profile: Profile, device: str, seeds=None) -> list[C
     rows = paper_values()
     rows = rows[(rows.paper == PAPER) & (rows.table == table) & (rows.metric == "accuracy")]
     if rows.empty:
-        raise ValueError(f"table={table!r}: must be one of table1, table2, table3")
+        raise ConfigError(f"table={table!r}: must be one of table1, table2, table3")
     seeds = SEEDS if seeds is None else seeds
     cells = []
     for row in rows.itertuples():
@@ -264,7 +264,7 @@ CURVE_FIGURES = {
 def curve_cells(figure: int, profile: Profile, device: str, seeds=None) -> list[tuple[tuple[str, str, str], Cell]]:
     """(panel, cell) pairs of a curve figure: Table 1's cells of its panels and methods."""
     if figure not in CURVE_FIGURES:
-        raise ValueError(f"figure={figure!r}: must be one of {', '.join(map(str, CURVE_FIGURES))}")
+        raise ConfigError(f"figure={figure!r}: must be one of {', '.join(map(str, CURVE_FIGURES))}")
     panels, methods, _ = CURVE_FIGURES[figure]
     cells = table_cells("table1", profile, device, seeds=seeds)
     return [(panel, c) for panel in panels for c in cells

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...config import RunConfig
+from ...config import ConfigError, RunConfig
 from ...profiles import Profile
 from ...report import Cell
 from .. import check_names, printed_value
@@ -78,7 +78,7 @@ def paper_value(paper: str, table: str, setting: str, labeled: str, dataset: str
 
 def paper_config(method: str, device: str, precision: str = "fp32", **setting) -> RunConfig:
     if method not in METHODS:
-        raise ValueError(f"method={method!r}: must be one of {', '.join(METHODS)}")
+        raise ConfigError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     algorithm, changes = METHODS[method]
     return RunConfig(algorithm=algorithm, device=device, precision=precision, **{**SHARED, **setting, **changes})
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...config import RunConfig
+from ...config import ConfigError, RunConfig
 from ...profiles import Profile
 from ...report import Cell
 from .. import check_names, printed_value
@@ -147,7 +147,7 @@ def paper_config(dataset: str, setting: str, labeled_ratio: float, method: str, 
     """The paper's config of one cell; `changes` are the cell's own departures (e.g. Table 7's α_max).
     `setting` is a partition name (iid, noniid1-3, server_iid, server_shards)."""
     if method not in METHODS:
-        raise ValueError(f"method={method!r}: must be one of {', '.join(METHODS)}")
+        raise ConfigError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     extra = fedsiam_settings(dataset, setting) if method.startswith("fedsiam") else {}
     extra.update(METHOD_SETTINGS.get(method, {}))
     extra.update(changes)
@@ -177,6 +177,8 @@ def table5_cells(profile: Profile, device: str, methods=None, settings=None, dat
         settings = _scope(profile, "table5_settings", TABLE5_SETTINGS)
     if labeled_ratios is None:
         labeled_ratios = _scope(profile, "table5_labeled_ratios", TABLE5_LABELED_RATIOS)
+    check_names("methods", methods, TABLE5_METHODS)
+    check_names("datasets", datasets, TABLE5_DATASETS)
     cells = []
     for setting, gamma in table5_columns(settings, labeled_ratios):
         for dataset in datasets:
@@ -202,6 +204,7 @@ def table6_columns(profile: Profile, settings, datasets, labeled_ratios) -> list
     if labeled_ratios is None:
         labeled_ratios = _scope(profile, "table6_labeled_ratios", TABLE6_LABELED_RATIOS)
     check_names("settings", settings, TABLE6_SETTINGS)
+    check_names("datasets", datasets, DATASETS)
     return [(gamma, setting, dataset) for gamma in labeled_ratios for setting in settings for dataset in datasets]
 
 
@@ -211,6 +214,7 @@ def table6_cells(profile: Profile, device: str, methods=TABLE6_METHODS, settings
     """Table 6, labels-at-server: γ|D| labeled samples at the server, trained on before each round
     (server_epochs = 1 epoch over them, FedSiam's Eq. 8), the rest unlabeled over K = 100 clients.
     settings, labeled_ratios = None: the profile's scope."""
+    check_names("methods", methods, TABLE6_METHODS)
     return [_cell("table6", setting, gamma, dataset, method,
                   paper_config(dataset, TABLE6_SETTINGS[setting], gamma, method, device), profile, seeds, SEEDS, m)
             for gamma, setting, dataset in table6_columns(profile, settings, datasets, labeled_ratios)

@@ -1,0 +1,51 @@
+"""Bad input ends in one line naming the parameter, its value and what is allowed, with a documented exit
+status (cli.py: 2 a refused input), never a traceback: the cases a user tried, as a table."""
+import pytest
+
+from fssl_core import cli
+
+from .conftest import requires_mnist
+
+# (argv, exit status, what the one line says)
+CASES = [
+    (["reproduce", "--profile", "paper", "--only", "fedsiam_table6", "--dry-run", "--param", 'datasets=["fashion_mnist"]'],
+     2, "datasets: 'fashion_mnist' must be one of mnist, cifar10, svhn"),
+    (["reproduce", "--profile", "paper", "--only", "fedsiam_table6", "--dry-run", "--param", 'datasets=["imagenet"]'],
+     2, "datasets: 'imagenet' must be one of mnist, cifar10, svhn"),
+    (["reproduce", "--profile", "paper", "--only", "fedsiam_table6", "--dry-run", "--param", 'datasets=["mnist\\u0000"]'],
+     2, "datasets: 'mnist\\x00' must be one of mnist, cifar10, svhn"),
+    (["reproduce", "--profile", "paper", "--only", "fedsiam_table5", "--dry-run", "--param", 'methods=["bogus"]'],
+     2, "methods: 'bogus' must be one of fedavg, fedavg_plus"),
+    (["bench", "cases=bogus"], 2, "bench: cases=bogus: must be all or among mnist_fedavg"),
+    (["bench", "rounds=abc"], 2, "bench: rounds='abc': must be an integer >= 1"),
+    (["bench", "cases=runs_per_hour", "batches=x"], 2, "bench: batches='x': must be run counts"),
+    (["bench", "cases=runs_per_hour", "size=huge"], 2, "bench: size='huge': must be full or tiny"),
+    (["fingerprint", "--cases", "bogus"], 2, "fingerprint: cases=bogus: must be among fedavg"),
+    (["export", "mlflow", "--experiment", ""], 2, "export mlflow: --experiment '': empty"),
+    (["run", "algorithm=fedmix", "partition=streaming_dirichlet", "stream_parts=10", "dataset=fashion_mnist",
+      "rounds=2", "fedmix_warmup_rounds=1000000"], 2, "fedmix_warmup_rounds=1000000, rounds=2: a warm-up of every round"),
+    (["partition", "clients=60000", "batch_size=1", "labeled_ratio=0.5"], 2,
+     "labeled_ratio=0.5, clients=60000: a client's share of 1 sample(s)"),
+]
+
+
+@requires_mnist
+@pytest.mark.parametrize("argv,status,line", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
+def test_bad_input_is_one_line_and_a_documented_status(argv, status, line, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))
+    try:
+        got = cli.main(argv)
+    except SystemExit as stop:
+        got = stop.code
+    err = capsys.readouterr().err
+    said = [text for text in err.splitlines() if text.startswith("error:")]
+    assert got == status, err
+    assert len(said) == 1 and line in said[0], err
+    assert "Traceback" not in err
+
+
+def test_an_unusable_mlflow_uri_is_one_line(capsys, tmp_path):
+    pytest.importorskip("mlflow")
+    assert cli.main(["export", "mlflow", "--runs", str(tmp_path), "--uri", "bogus://x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: export mlflow: --uri 'bogus://x': MLflow cannot use it")
