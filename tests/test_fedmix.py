@@ -223,3 +223,19 @@ def test_the_scripts_set_option_types_each_field_and_refuses_bad_pairs_in_one_li
     for bad, says in (("rounds=x", "expected int"), ("bogus=1", "RunConfig field"), ("nokey", "key=value")):
         with pytest.raises(ConfigError, match=says):
             parse_set([bad])
+
+
+def test_rounds_saved_is_cut_off_when_any_run_peaks_at_its_last_round():
+    """Fig. 8's quick rows: FedMix+FedLoss's best rounds average 48.67 of 50 and FedMatch's 46.33, so the mean
+    alone says no run is cut; their records say 2 of 3 and 1 of 3 runs peak at round 50."""
+    from fssl_core.claim_test import CUT_OFF
+    from fssl_core.papers.fedmix.claims import _streaming
+    from fssl_core.report import PARITY_POINTS, read_results
+    from fssl_core.paths import project_root
+    rows = read_results(project_root() / "results" / "fedmix_streaming_fmnist.csv")
+    quick = rows[(rows.profile == "quick") & (rows.table == "fig8")]
+    claims = {row["metric"]: comparison for row, comparison in _streaming(quick)}
+    saved = claims["rounds_saved_to_best_acc"]
+    assert saved.cut_off == "2 of 3 fedmix_fedloss runs, 1 of 3 fedmatch runs peak at the last round (50)"
+    assert saved.verdict(PARITY_POINTS).word == CUT_OFF
+    assert claims["best_accuracy_gap"].cut_off is None

@@ -22,6 +22,37 @@ def _side(results: pd.DataFrame, method: str, metric: str) -> Side:
     return Side(f"{method} {metric}", float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs))
 
 
+def runs_peaking_last(results: pd.DataFrame, method: str, rounds: int | None) -> int:
+    """How many of the runs behind `method`'s best_round cell peak at their last round (`rounds`), read from
+    their records (the cell's run_ids); where no record is at hand, whether the mean itself is the last round.
+    A mean below the last round can hide runs that peak there: their best round is cut by the run length."""
+    hit = results[(results.method == method) & (results.metric == "best_round")].dropna(subset=["reproduced_value"])
+    if rounds is None or hit.empty:
+        return 0
+    from ...config import RunConfig
+    from ...paths import project_root, runs_dir
+    from ...store import RunStore
+    from ...store.files import Damage, read_json
+    stores = [RunStore(root) for root in dict.fromkeys((runs_dir(), project_root() / "runs"))]   # this run store, the committed one
+    at_last, read = 0, 0
+    ids = str(hit.iloc[0].get("run_ids", "") or "").split()
+    for run_id in ids:
+        result = None
+        for store in stores:
+            try:
+                result = store.load(RunConfig.from_dict(read_json(store.root / run_id / "config.json")))
+            except (Damage, ValueError):
+                continue
+            if result is not None:
+                break
+        if result is not None:
+            read += 1
+            at_last += result.summary.get("best_round") == rounds
+    if read < len(ids) or not ids:
+        return int(float(hit.iloc[0].reproduced_value) == rounds)
+    return at_last
+
+
 def streaming_rounds(profile: str) -> int | None:
     """The rounds of the streaming runs measured at `profile` (None for a profile not in PROFILES)."""
     if profile not in PROFILES:
@@ -33,7 +64,7 @@ def streaming_claims(results: pd.DataFrame, method: str = "fedmix_fedloss", base
     """The journal's three claims for Fig. 8 (ZH line 263) as report rows, ours beside the paper's:
     the best accuracy equal to the baseline's (difference in points; paper: "基本相同", about 0; a
     parity claim), reached 10 rounds sooner (the baseline's best round − ours, above the paper's 10;
-    cut off by the run length where a best round is the run's last), with half the communication
+    cut off by the run length where any run of either side peaks at its last round), with half the communication
     (1 − our bytes / the baseline's, at least the paper's 0.5: tested as ours below 0.5 × the baseline's)."""
     return pd.DataFrame([row for row, _ in _streaming(results, method, baseline)], columns=COLUMNS)
 
@@ -49,13 +80,15 @@ def _streaming(results: pd.DataFrame, method: str = "fedmix_fedloss",
     reduction = paper_value(PAPER, "fig8", "stream_dir0.1", "1000", "fashion_mnist", method, "comm_reduction")
     rounds = streaming_rounds(first.profile) if first is not None else None
     best_rounds = (_side(results, method, "best_round"), _side(results, baseline, "best_round"))
-    last = [s.name for s in best_rounds if rounds is not None and s.mean == rounds]
+    peaking = {s.name: runs_peaking_last(results, m, rounds) for s, m in zip(best_rounds, (method, baseline))}
+    last = [f"{peaking[s.name]} of {s.n} {s.name.removesuffix(' best_round')} runs" for s in best_rounds
+            if peaking[s.name]]
     claims = [
         ("best_accuracy_gap", value(method, "best_accuracy") - value(baseline, "best_accuracy"), 0.0,
          Comparison(_side(results, method, "best_accuracy"), (_side(results, baseline, "best_accuracy"),), "parity")),
         ("rounds_saved_to_best_acc", value(baseline, "best_round") - value(method, "best_round"), saved,
          Comparison(best_rounds[1], (best_rounds[0],), target=saved if saved is not None else math.nan,
-                    cut_off=f"{', '.join(last)} = the run's last round ({rounds})" if last else None, unit="rounds")),
+                    cut_off=f"{', '.join(last)} peak at the last round ({rounds})" if last else None, unit="rounds")),
         ("comm_reduction", 1.0 - value(method, "total_mb") / value(baseline, "total_mb"), reduction,
          Comparison(_side(results, baseline, "total_mb").scaled(1.0 - (reduction or 0.0)),
                     (_side(results, method, "total_mb"),),
