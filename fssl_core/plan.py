@@ -21,6 +21,7 @@ from typing import Any, Iterable
 
 from .config import ConfigError, RunConfig
 from .paths import project_root
+from .progress import wall_seconds
 from .report import Cell, read_results, unavailable_reason
 from .store import RunStore
 
@@ -48,13 +49,11 @@ class JobPlan:
     estimate: dict[str, float] = field(default_factory=dict)   # run_id -> estimated seconds
     estimate_source: dict[str, str] = field(default_factory=dict)   # run_id -> "this store" | "reference" |
                                                                     # "this store, same method" | "guess"
+    resumed: dict[str, int] = field(default_factory=dict)   # run_id -> rounds its checkpoint holds (a rerun)
 
     def seconds(self, workers: int) -> float:
-        """Wall seconds of the pending runs on `workers` processes (greedy longest-first packing)."""
-        loads = [0.0] * max(1, workers)
-        for s in sorted((self.estimate[c.run_id] for c in self.pending), reverse=True):
-            loads[loads.index(min(loads))] += s
-        return max(loads)
+        """Wall seconds of the pending runs on `workers` processes: progress.wall_seconds, the bar's model."""
+        return wall_seconds([self.estimate[c.run_id] for c in self.pending], workers)
 
     def describe(self, workers: int) -> str:
         sources = {self.estimate_source[c.run_id] for c in self.pending}
@@ -67,6 +66,11 @@ class JobPlan:
                      "guess": f"a default of {GUESS_SECONDS_PER_ROUND:g} s per round"}
             lines.append(f"[plan] estimated {_minutes(self.seconds(workers))} on {workers} worker(s) "
                          f"(from {', '.join(where[s] for s in sorted(sources))}; refined as runs finish)")
+        if self.resumed:
+            named = [f"{c.algorithm} {c.dataset} {c.partition} seed {c.seed} after round {self.resumed[c.run_id]}"
+                     for c in self.pending if c.run_id in self.resumed]
+            more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+            lines.append(f"[plan] {len(named)} of them resume from their checkpoints: {'; '.join(named[:5])}{more}")
         for dataset, n in sorted(self.needs_data.items()):
             lines.append(f"[plan] needs-data, {n} run(s): {unavailable_reason(dataset)} (README, 'Data')")
         for nb in self.notebooks:
@@ -132,9 +136,25 @@ def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunS
                 pending.append(cfg)
             else:
                 stored.append(cfg)
-    job = JobPlan(plans, pending, stored, needs_data)
+    job = JobPlan(plans, pending, stored, needs_data, resumed=resumed_rounds(pending, store))
     _estimate(job, store, parameters.get("profile", "quick"))
     return job
+
+
+def resumed_rounds(pending: list[RunConfig], store: RunStore) -> dict[str, int]:
+    """The pending runs that resume, with the round their checkpoint holds (a run's checkpoint round: its
+    metrics rows at the last checkpoint, every `checkpoint_every` rounds)."""
+    out = {}
+    for cfg in pending:
+        try:
+            with open(store.dir(cfg) / "metrics.jsonl", "rb") as f:
+                rows = sum(1 for line in f if line.strip())
+        except OSError:
+            continue
+        rows -= rows % cfg.checkpoint_every if rows < cfg.rounds else 0
+        if rows:
+            out[cfg.run_id] = rows
+    return out
 
 
 # --- estimates ---------------------------------------------------------------------------------------

@@ -1,6 +1,11 @@
 """One progress display for a batch of runs: runs done / total, the rounds of the runs in flight, an
 ETA weighted by each run's estimated cost, and a line per finished run with its headline number.
 
+One estimate: the plan's minutes and the bar's ETA come from the same model (`wall_seconds`: each run's
+estimated seconds, packed longest first on the executor's slots). The ETA starts at the plan's figure and
+counts down with the clock; it is revised only when work finishes (a round or a run), from the measured
+pace (wall seconds per estimated second of work done), so it never rises while nothing has finished.
+
 Local workers report nothing themselves: a run's progress is the number of rounds in its
 metrics.jsonl, which the store rewrites after every round, so the same display serves runs in this
 process and in worker processes. Ray tasks, whose files the driver may not see, report their rounds
@@ -9,22 +14,60 @@ process and in worker processes. Ray tasks, whose files the driver may not see, 
 from __future__ import annotations
 
 import sys
-from typing import Mapping
+import time
+from typing import Callable, Mapping
 
 from .config import RunConfig
 
-BAR_FORMAT = "{desc} |{bar:20}| {percentage:3.0f}% [{elapsed}<{remaining}]{postfix}"   # tqdm puts ", " before the postfix
+BAR_FORMAT = "{desc} |{bar:20}| {percentage:3.0f}% [{elapsed}]{postfix}"   # tqdm puts ", " before the postfix
+
+
+def wall_seconds(costs, slots: int) -> float:
+    """Wall seconds of runs costing `costs` (estimated seconds each) on `slots` processes, packed longest
+    first onto the least loaded slot: the plan's estimate and the bar's first ETA."""
+    loads = [0.0] * max(1, slots)
+    for cost in sorted(costs, reverse=True):
+        loads[loads.index(min(loads))] += cost
+    return max(loads)
+
+
+def clock_text(seconds: float) -> str:
+    seconds = int(round(max(seconds, 0.0)))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
+
+
+class Eta:
+    """The job's ETA (the module's model): `planned` wall seconds at the start; between revisions it counts
+    down with `clock`; `revise(done, total)` at a finished round or run sets it to the work left times the
+    pace measured so far (elapsed wall seconds per estimated second done)."""
+
+    def __init__(self, planned: float, clock: Callable[[], float] = time.monotonic):
+        self.clock, self.start = clock, clock()
+        self.value, self.at = planned, self.start
+        self.done = 0.0
+
+    def revise(self, done: float, total: float) -> None:
+        if done <= self.done:        # nothing finished since the last revision: keep counting down
+            return
+        now = self.clock()
+        self.done, self.at = done, now
+        self.value = (total - done) * (now - self.start) / done
+
+    def seconds(self) -> float:
+        return max(0.0, self.value - (self.clock() - self.at))
 
 
 class JobProgress:
     def __init__(self, configs: list[RunConfig], store, estimate: Mapping[str, float] | None = None,
-                 enabled: bool = True):
+                 enabled: bool = True, slots: int = 1, clock: Callable[[], float] = time.monotonic):
         self.configs, self.store = configs, store
         known = [s for s in (estimate or {}).values() if s > 0]
         fallback = sorted(known)[len(known) // 2] if known else 1.0
         # cost of each run in "estimated seconds"; unknown runs count as a typical one
         self.cost = {c.run_id: (estimate or {}).get(c.run_id, fallback) for c in configs}
         self.done_cost, self.done = 0.0, 0
+        self.eta = Eta(wall_seconds(self.cost.values(), slots), clock)
         self.bar = None
         if enabled and configs:
             from tqdm.auto import tqdm
@@ -53,7 +96,8 @@ class JobProgress:
             partial += self.cost[cfg.run_id] * r / cfg.rounds
             shown.append(f"{cfg.algorithm} {cfg.dataset} round {r}/{cfg.rounds}")
         self.bar.n = round(min(self.done_cost + partial, self.bar.total), 1)
-        self.bar.set_postfix_str(" · ".join(shown), refresh=False)
+        self.eta.revise(self.done_cost + partial, sum(self.cost.values()))
+        self.bar.set_postfix_str(" · ".join([f"ETA {clock_text(self.eta.seconds())}", *shown]), refresh=False)
         self.bar.refresh()
 
     def finished(self, cfg: RunConfig, summary: dict) -> None:

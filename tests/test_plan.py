@@ -224,3 +224,46 @@ def test_a_missing_data_set_is_said_once_in_the_plan_with_where_it_was_looked_fo
     finally:
         report.unavailable_reason.cache_clear()
         report.dataset_available.cache_clear()
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_eta_starts_at_the_plans_minutes_counts_down_and_rises_only_when_work_finishes_slower(tmp_path):
+    from fssl_core.progress import JobProgress
+    configs = [RunConfig(seed=s, rounds=10) for s in (1, 2, 3)]
+    estimate = {configs[0].run_id: 120.0, configs[1].run_id: 60.0, configs[2].run_id: 50.0}
+    plan = JobPlan([], configs, [], estimate=dict(estimate))
+    clock = FakeClock()
+    job = JobProgress(configs, RunStore(tmp_path), estimate, enabled=False, slots=2, clock=clock)
+    assert job.eta.seconds() == plan.seconds(workers=2) == 120.0         # one model, one figure
+    seen = []
+    for _ in range(100):                  # 100 s in which no round finishes: the ETA only counts down
+        clock.now += 1.0
+        job.eta.revise(0.0, 230.0)
+        seen.append(job.eta.seconds())
+    assert seen == sorted(seen, reverse=True) and seen[-1] == 20.0
+    clock.now += 100.0                    # at 200 s, the first 100 estimated seconds of work have finished
+    job.eta.revise(100.0, 230.0)           # a pace of 2 wall s per estimated s: 130 left -> 260 s
+    assert job.eta.seconds() == pytest.approx(260.0)
+    clock.now += 60.0
+    job.eta.revise(100.0, 230.0)           # nothing more finished: counting down again
+    assert job.eta.seconds() == pytest.approx(200.0)
+
+
+def test_a_reruns_plan_names_the_runs_it_resumes_and_from_which_round(tmp_path):
+    from fssl_core.plan import resumed_rounds
+    store = RunStore(tmp_path)
+    cut, fresh = RunConfig(seed=1, rounds=10), RunConfig(seed=2, rounds=10)
+    store.dir(cut).mkdir(parents=True)
+    (store.dir(cut) / "metrics.jsonl").write_text("".join(f'{{"round": {r}}}\n' for r in range(1, 5)))
+    job = JobPlan([], [cut, fresh], [], estimate={cut.run_id: 10.0, fresh.run_id: 10.0},
+                  estimate_source={cut.run_id: "guess", fresh.run_id: "guess"},
+                  resumed=resumed_rounds([cut, fresh], store))
+    assert job.resumed == {cut.run_id: 4}
+    assert "[plan] 1 of them resume from their checkpoints: fedavg mnist iid seed 1 after round 4" in job.describe(1)

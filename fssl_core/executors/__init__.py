@@ -113,7 +113,7 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
     pending = list({c.run_id: c for c in configs if store.load(c) is None}.values())
     if executor is None or isinstance(executor, str):
         executor = executor_named(executor, workers=workers)
-    job = JobProgress(pending, store, estimate, enabled=progress)
+    job = JobProgress(pending, store, estimate, enabled=progress, slots=executor.slots(pending) if pending else 1)
     try:
         with sigterm_as_interrupt():
             executor.run(pending, store, job)
