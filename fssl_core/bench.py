@@ -3,7 +3,7 @@
 `python -m fssl_core bench [device=cpu|cuda] [cases=all|mnist_fedavg,...] [rounds=N] [table=yes] [readme=yes]`
   (no cases=)  the quick look: mnist_fedavg and mnist_fedsiam_d, one timed round each (rounds=1
                unless given), about 2½ minutes on one core of a 2-core x86 CPU;
-  cases=all    every case in CASES, rounds=3 unless given (the README's table; tens of minutes or more on CPU);
+  cases=all    every case in CASES, rounds=3 unless given (the speed page's table; tens of minutes or more on CPU);
   cases=a,b    the cases named, rounds=3 unless given;
   cases=runs_per_hour  runs per hour of FedSiam-D, solo processes against batches of runs (bench_batches.py).
 On CPU every round is timed whole. On CUDA a whole round is not affordable: the papers' DataLoader loop did
@@ -19,7 +19,7 @@ named at the end.
 It prints what it will run and roughly how long it will take, then one short line per case as soon as
 that case is measured (seconds per round of each trainer and the cohort's speed-up). table=yes prints
 the full table instead: its header first, each case's row as it is measured, the whole table again at
-the end (readme=yes also writes it into the README). It compares, in one process on one machine:
+the end (readme=yes also writes it into docs/speed.md). It compares, in one process on one machine:
   (a) loop    the loop the FSSL papers' code uses: a torchvision dataset with per-sample transforms,
               a `Subset` + `DataLoader(batch_size=10, shuffle=True)` per client, a model copy and
               `torch.optim.SGD` (FedAvg; FedSiam-D on MNIST with two-view transforms, an online
@@ -380,6 +380,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
+SPEED_PAGE = "docs/speed.md"     # where readme=yes writes the table (the README links to it)
 
 
 def cpu_name() -> str:
@@ -441,6 +442,8 @@ def main(pairs: dict[str, str]) -> None:
         print(f"{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min; "
               "table=yes prints every figure (FLOPs, matmul peak, the reference's ratio)")
     if pairs.get("readme") == "yes":
+        from .paths import project_root
         from .report import replace_readme_block
         options = f"cases={pairs.get('cases', ','.join(cases))} rounds={rounds}"
-        replace_readme_block(README_START, README_END, readme_block(rows, device, options))
+        replace_readme_block(README_START, README_END, readme_block(rows, device, options),
+                             project_root() / SPEED_PAGE)

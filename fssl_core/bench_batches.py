@@ -14,7 +14,7 @@ together); runs per hour = n × 3600 / (round-2 seconds × 50 rounds). Nothing i
 Batches run their seeds 1..n, processes theirs: the same work at each level. size=tiny is the tests' case
 (FedAvg on 5,000 MNIST images, 10 clients, 2 a round): seconds, not a measurement of the protocol.
 out=DIR writes the rows, the machine and the load into DIR/runs_per_hour.json (a measurement record);
-readme=yes redraws the README's runs-per-hour table from every such record under measurements/.
+readme=yes redraws docs/speed.md's runs-per-hour table from every such record under measurements/.
 """
 from __future__ import annotations
 
@@ -202,7 +202,9 @@ def main(pairs: dict[str, str]) -> list[dict]:
         atomic_write_text(out / RECORD, json.dumps(record, indent=1))
         print(f"wrote {out / RECORD}", flush=True)
     if pairs.get("readme") == "yes":
+        from .bench import SPEED_PAGE
+        from .paths import project_root
         from .report import replace_readme_block
-        if not replace_readme_block(README_START, README_END, readme_block(records())):
-            print("bench: README.md has no runs-per-hour markers; nothing written", file=sys.stderr)
+        if not replace_readme_block(README_START, README_END, readme_block(records()), project_root() / SPEED_PAGE):
+            print(f"bench: {SPEED_PAGE} has no runs-per-hour markers; nothing written", file=sys.stderr)
     return rows

@@ -48,9 +48,23 @@ def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None =
                                                             claim_explanations=claim_explanations,
                                                             display_names=display_names))
     if profile_name not in SEPARATE_PROFILES:
-        replace_readme_block(README_START, README_END, summary_markdown(frame, far_cell_causes, claim_comparisons,
-                                                                        claim_explanations, display_names))
+        replace_readme_block(README_START, README_END, readme_summary(frame, far_cell_causes, claim_comparisons))
     return folder / "REPORT.md"
+
+
+def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
+                   claim_comparisons: ClaimComparisons | None = None) -> str:
+    """The README's results block: the summary table, its columns said in wrapped prose, and where the claims
+    are (every claim row, its verdict, power line and Holm-adjusted verdict are in REPORT.md's summary)."""
+    import textwrap
+    table = summary(frame, far_cell_causes, claim_comparisons)
+    said = (f"Per paper: its printed cells, counted at the best protocol measured (the paper's, else a reduced one); "
+            f"those within {WITHIN_POINTS:g} points of the paper; of the farther ones, those its one pre-registered "
+            f"cause reading (run at least {MIN_SEEDS} times) brings within it, marked prospective or post hoc by "
+            "git, and those only an exploratory reading brings near (not a cause); the claims' verdicts (Welch's t, "
+            f"untested under {MIN_SEEDS} seeds a side).")
+    return (textwrap.fill(said, 110) + "\n\n" + _markdown_table(table) + "\nEvery claim with its verdict, what its "
+            "test can decide and its Holm-adjusted verdict, and every cell: [results/REPORT.md](results/REPORT.md).\n")
 
 
 def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
