@@ -347,7 +347,7 @@ _SHARED_RULES: dict[str, Any] = {
     "rounds": f"[1, {COUNT}]",
     "local_epochs": "[1, 10000]",            # 0 epochs trains nothing and reports chance accuracy as ok
     "batch_size": f"[1, {COUNT}]",           # and at most a client's share of the data (data.partition)
-    "lr": "(0, inf)",                        # lr = 0 trains nothing
+    "lr": "[1e-7, inf)",                     # below, lr·gradient is under float32's resolution of the weights: nothing trains
     "momentum": "[0, 1)",                    # 1 never forgets a gradient: the step size grows without bound
     "weight_decay": "[0, inf)",
     "seed": "[0, 9223372036854775807]",      # 2**63 - 1, the bound it always had

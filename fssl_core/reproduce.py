@@ -39,7 +39,13 @@ HEADLINE_NOTEBOOKS = ("fedsiam_table5", "fedmix_streaming_fmnist", "fedanchor_fm
 
 def notebooks(only: str | None = None, profile: str = "quick") -> list[Path]:
     """The notebooks a reproduction at `profile` executes, headline notebooks first."""
-    found = sorted((project_root() / "notebooks").glob("*.ipynb"),
+    folder = project_root() / "notebooks"
+    if not folder.is_dir():
+        where = f"$FSSL_PROJECT={os.environ['FSSL_PROJECT']!r}" if "FSSL_PROJECT" in os.environ else \
+            "the working directory (no fssl_core pyproject.toml above it)"
+        raise ConfigError(f"reproduce: {folder} does not exist: the project root comes from {where}; run from a "
+                          "checkout of the project or point FSSL_PROJECT at one")
+    found = sorted(folder.glob("*.ipynb"),
                    key=lambda nb: (nb.stem not in HEADLINE_NOTEBOOKS,
                                    HEADLINE_NOTEBOOKS.index(nb.stem) if nb.stem in HEADLINE_NOTEBOOKS else 0, nb.stem))
     if profile == "headline":

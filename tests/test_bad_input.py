@@ -49,3 +49,49 @@ def test_an_unusable_mlflow_uri_is_one_line(capsys, tmp_path):
     assert cli.main(["export", "mlflow", "--runs", str(tmp_path), "--uri", "bogus://x"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: export mlflow: --uri 'bogus://x': MLflow cannot use it")
+
+
+def test_a_project_root_without_notebooks_names_where_it_came_from(capsys, monkeypatch):
+    monkeypatch.setenv("FSSL_PROJECT", "/proc/nowhere")
+    assert cli.main(["reproduce", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: reproduce: /proc/nowhere/notebooks does not exist") and "$FSSL_PROJECT='/proc/nowhere'" in err[-1]
+
+
+def test_ctrl_c_at_any_moment_of_run_is_one_line_and_130(tmp_path):
+    """SIGINT while torch still imports, and once the run trains: status 130 and no traceback either way."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    env = {**os.environ, "FSSL_RUNS": str(tmp_path)}
+    for delay in (0.3, 6.0):
+        process = subprocess.Popen([sys.executable, "-m", "fssl_core", "run", "rounds=50", "clients=10",
+                                    "clients_per_round=2", "resplit_train=5000", "resplit_test=500", "--quiet"],
+                                   env=env, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 130, err
+        assert "Traceback" not in err and len([line for line in err.splitlines() if line.strip()]) <= 2, err
+
+
+# configs that can only end at chance: refused up front, the reason in the line
+AT_CHANCE = [
+    ({"lr": "1e-45"}, "RunConfig.lr=1e-45: must be a finite number within [1e-7, 3.4e38]"),
+    ({"labeled_ratio": "1e-300"}, "rounds to no labeled sample"),
+    ({"algorithm": "supervised_server", "partition": "server_iid", "labeled_ratio": "0.01", "server_epochs": "0"}, "server_epochs=0, partition='server_iid'"),
+    ({"algorithm": "fedmix", "partition": "server_dirichlet", "sharpen_temperature": "1e-6"},
+     "sharpen_temperature=1e-06: must be a finite number within [0.01, 3.4e38]"),
+    ({"algorithm": "fedanchor", "partition": "server_iid", "labeled_ratio": "0.01", "contrastive_temperature": "1e-6"},
+     "contrastive_temperature=1e-06: must be a finite number within [0.01, 3.4e38]"),
+]
+
+
+@pytest.mark.parametrize("pairs,line", AT_CHANCE, ids=[next(iter(p)) + "=" + next(iter(p.values())) for p, _ in AT_CHANCE])
+def test_a_config_that_can_only_end_at_chance_is_refused_up_front(pairs, line):
+    from fssl_core.config import ConfigError, RunConfig
+    with pytest.raises(ConfigError) as refused:
+        RunConfig.from_strings(pairs)
+    assert line in str(refused.value)

@@ -113,7 +113,7 @@ def test_run_refuses_a_bad_value_a_missing_data_set_and_a_missing_device(tmp_pat
 # (arguments after `run`, the one line printed on stderr); each exits 2 without a traceback.
 BAD_RUN_INPUTS = [
     # values the float32 trainer cannot represent (torch: "value cannot be converted to type float without overflow")
-    (["lr=1e39"], "RunConfig.lr=1e+39: must be a finite number within (0, 3.4e38]"),
+    (["lr=1e39"], "RunConfig.lr=1e+39: must be a finite number within [1e-7, 3.4e38]"),
     (["weight_decay=3.5e38"], "RunConfig.weight_decay=3.5e+38: must be a finite number within [0, 3.4e38]"),
     (["algorithm=fedmatch", "momentum=0", "fedmatch_lambda_l2=1e300"],
      "RunConfig.fedmatch_lambda_l2=1e+300: must be a finite number within [0, 3.4e38]"),

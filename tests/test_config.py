@@ -105,7 +105,7 @@ def test_every_float_field_refuses_nan_and_infinities_naming_field_value_and_int
     ({"tau_mu": math.nan}, "RunConfig.tau_mu=nan: must be a finite number within [0, 1]"),
     ({"labeled_ratio": 0.0}, "RunConfig.labeled_ratio=0.0: must be a finite number within (0, 1)"),
     ({"labeled_ratio": 1}, "RunConfig.labeled_ratio=1.0: must be a finite number within (0, 1)"),
-    ({"lr": 0.0}, "RunConfig.lr=0.0: must be a finite number within (0, 3.4e38]"),
+    ({"lr": 0.0}, "RunConfig.lr=0.0: must be a finite number within [1e-7, 3.4e38]"),
     ({"pretrain_lr": 0.0}, "RunConfig.pretrain_lr=0.0: must be a finite number within (0, 3.4e38]"),
     ({"momentum": 1.0}, "RunConfig.momentum=1.0: must be a finite number within [0, 1)"),
     ({"labeled_repeats": 0}, "RunConfig.labeled_repeats=0: must be an integer within [1, 100]"),
@@ -115,7 +115,7 @@ def test_every_float_field_refuses_nan_and_infinities_naming_field_value_and_int
     ({"weight_decay": 10**400}, "RunConfig.weight_decay=1000000000"),     # an int beyond any float: shortened
     ({"weight_decay": 10**5000}, "RunConfig.weight_decay=<an int of 16610 bits>: must be a finite number within [0, 3.4e38]"),
     # issue 47: beyond float32 the trainer raised "value cannot be converted to type float without overflow"
-    ({"lr": 1e39}, "RunConfig.lr=1e+39: must be a finite number within (0, 3.4e38]"),
+    ({"lr": 1e39}, "RunConfig.lr=1e+39: must be a finite number within [1e-7, 3.4e38]"),
     ({"weight_decay": 3.5e38}, "RunConfig.weight_decay=3.5e+38: must be a finite number within [0, 3.4e38]"),
     ({"fedmatch_lambda_l2": 1e300}, "RunConfig.fedmatch_lambda_l2=1e+300: must be a finite number within [0, 3.4e38]"),
     ({"dirichlet_alpha": 10**39}, "RunConfig.dirichlet_alpha=1e+39: must be a finite number within [1e-6, 3.4e38]"),
@@ -140,7 +140,9 @@ def test_the_bounds_themselves_are_allowed_where_closed():
     RunConfig(lr=3.4e38, weight_decay=3.4e38)
     RunConfig(momentum=0.0, weight_decay=0.0, ema_decay=1.0, tau_mu=0.0, pseudo_label_threshold=1.0,
               local_epochs=1, clients=1, clients_per_round=1, seed=2**63 - 1)
-    RunConfig(labeled_ratio=1e-9)    # (0, 1): γ = 1e-9 of MNIST labels 0 samples per client, which the partition allows
+    # (0, 1) is open, yet γ = 1e-9 labels no sample of any MNIST client: a run that could only end at chance
+    with pytest.raises(ConfigError, match="rounds to no labeled sample"):
+        RunConfig(labeled_ratio=1e-9)
 
 
 def test_strings_from_the_command_line_get_the_same_checks():

@@ -99,7 +99,7 @@ class FedAnchor(AlternateTraining):
     revision = 2     # 2: static BN (when on) also after pre-training: round 1's Z^anchor and pseudo-labels use it
     needs_projection = True    # the anchor head (RunConfig.projection_dim; the paper's is 128)
     settings = {
-        "contrastive_temperature": "[1e-6, inf)",   # τ of Eq. 1
+        "contrastive_temperature": "[0.01, inf)",   # τ of Eq. 1; below, exp(cos/τ) overflows float32
         "contrastive_batch_size": "[2, 1000000]",
         "contrastive_loss": (False, True),          # False: Table 3's "w/o contr loss"
         "server_mixup": (False, True),              # FedAnchor (mix)

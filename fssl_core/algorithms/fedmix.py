@@ -125,7 +125,7 @@ class FedMix(Algorithm):
         "mix_beta": "[0, 1]",
         "mix_gamma": "[0, 1]",
         "fedmix_pseudo_label": ("sharpen", "argmax"),
-        "sharpen_temperature": "[1e-6, inf)",
+        "sharpen_temperature": "[0.01, inf)",   # below, p^(1/T) underflows float32 for every p < 1: Sharpen is 0/0
         "fedmix_views": "[1, 100]",             # A
         "fedmix_lambda_1": "[0, inf)",
         "fedmix_lambda_2": "[0, inf)",

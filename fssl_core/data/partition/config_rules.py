@@ -89,10 +89,21 @@ def _unlabeled_left(cfg, facts):
     if facts.labels_at != "client" or "labeled_ratio" not in facts.uses or not 0 < cfg.labeled_ratio < 1:
         return None
     share = facts.train // cfg.clients
+    if share and int(cfg.labeled_ratio * share + 0.5) == 0 and cfg.partition != "noniid3":
+        return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: a client's share of {share} sample(s) "
+                f"of {facts.training_set(cfg)} rounds to no labeled sample: nothing supervised to learn from; "
+                "give a larger labeled_ratio or fewer clients")
     if share and int(cfg.labeled_ratio * share + 0.5) >= share:
         return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: a client's share of {share} sample(s) "
                 f"of {facts.training_set(cfg)} rounds to {share} labeled and none unlabeled, which is γ = 1; "
                 "give fewer clients or a smaller labeled_ratio")
+
+
+def _server_trains(cfg, facts):
+    """With the labels at the server, its epochs over them are the only supervised signal."""
+    if facts.labels_at == "server" and cfg.server_epochs == 0:
+        return (f"server_epochs=0, partition={cfg.partition!r}: the labels sit at the server and it would never "
+                "train on them (the run ends at chance); give server_epochs ≥ 1")
 
 
 def _streaming(cfg, facts):
@@ -118,5 +129,5 @@ def _noniid3_ratios(cfg, facts):
 
 def config_rules() -> tuple[dict, tuple]:
     return dict(FIELD_RULES), (_fields_the_partition_ignores, _server_set, _classes_per_client, _per_client_sizes,
-                               _unlabeled_left, _streaming,
+                               _unlabeled_left, _server_trains, _streaming,
                                _noniid3_ratios)
