@@ -61,6 +61,7 @@ import torch
 from .bench_rounds import Prefix, engine_rounds, loop_rounds, loop_siamese_rounds, scale
 from .config import ConfigError, RunConfig
 from .engine import Federation
+from .paths import SPEED_PAGE
 
 CASES = {
     "mnist_fedavg": dict(algorithm="fedavg", dataset="mnist"),
@@ -380,7 +381,6 @@ def markdown(rows: list[dict]) -> str:
 
 
 README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
-SPEED_PAGE = "docs/speed.md"     # where readme=yes writes the table (the README links to it)
 
 
 def cpu_name() -> str:

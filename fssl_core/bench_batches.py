@@ -202,8 +202,7 @@ def main(pairs: dict[str, str]) -> list[dict]:
         atomic_write_text(out / RECORD, json.dumps(record, indent=1))
         print(f"wrote {out / RECORD}", flush=True)
     if pairs.get("readme") == "yes":
-        from .bench import SPEED_PAGE
-        from .paths import project_root
+        from .paths import SPEED_PAGE, project_root
         from .report import replace_readme_block
         if not replace_readme_block(README_START, README_END, readme_block(records()), project_root() / SPEED_PAGE):
             print(f"bench: {SPEED_PAGE} has no runs-per-hour markers; nothing written", file=sys.stderr)

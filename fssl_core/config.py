@@ -146,7 +146,7 @@ class RunConfig:
                                          # the server's new supervised model (a sensitivity row, not the papers')
     fedmix_warmup_rounds: int = 0    # rounds in which ω_{t+1} = σ_{t+1} before Eq. 9 applies (neither paper has one)
     fedmix_teacher: str = "trained"  # whose ȳ (Eq. 8): 'trained', ψ as it is trained, or 'received', ψ_t^k = ω_t as
-                                     # downloaded, frozen for the round (algorithms/fedmix.py, issue 44)
+                                     # downloaded, frozen for the round (algorithms/fedmix.py)
     # --- SemiFL and FedAnchor (fedanchor.txt Appendices B-C) ------------------------------------
     projection_dim: int = 0          # FedAnchor's anchor head: a linear projection of the features to this many
                                      # dimensions (128, §5.1); 0: no anchor head
@@ -258,7 +258,7 @@ _DEFAULTS = {f.name: f.default for f in fields(RunConfig)}
 # What a number on the command line may look like: ASCII digits, an optional sign, and for a float a decimal point and
 # exponent (and inf/nan, which validation then refuses by name). Python's int() and float() also take '1_0' and
 # other scripts' digits ('٣' is 3), so `rounds=1_0` or `rounds=٣` would run as 10 or 3 rounds under an id the
-# reader never typed (issue 47).
+# reader never typed.
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?(inf|infinity|nan)", re.IGNORECASE)
 _EXAMPLE = {int: "e.g. 10", float: "e.g. 0.01 or 1e-4"}

@@ -61,3 +61,6 @@ def figures_dir(profile: str, notebook: bool = False) -> Path:
     if profile in SEPARATE_PROFILES:
         return results_dir(profile, notebook) / "figures"
     return (notebook_output_root() if notebook else _output_root()) / "figures"
+
+
+SPEED_PAGE = "docs/speed.md"     # the speed tables, which `bench ... readme=yes` writes (the README links to it)

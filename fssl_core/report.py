@@ -202,7 +202,7 @@ NUMERIC = ["paper_value", "reproduced_value", "reproduced_std", "n_runs", "secon
 def read_results(path) -> pd.DataFrame:
     """A notebook's results CSV; empty cells of the numeric columns (needs-data rows) become NaN."""
     frame = pd.read_csv(path, dtype={"labeled": str, "run_ids": str}, keep_default_na=False)
-    if "run_ids" not in frame:      # published before rows named their runs (2026-11-26)
+    if "run_ids" not in frame:      # a table written without the column: its rows name no runs
         frame["run_ids"] = ""
     for column in NUMERIC:
         frame[column] = pd.to_numeric(frame[column].replace("", np.nan), errors="coerce")

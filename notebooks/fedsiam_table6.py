@@ -25,7 +25,7 @@
 # labels-at-client / labels-at-server (`papers/fedsiam/cells.py`): here R_L = 1 local epoch and
 # batch 100, and R_G = 200 rounds on MNIST and CIFAR-10, 150 on SVHN (the paper's "150/200",
 # assigned as the authors' labels-at-server README runs them). The alternative, the labels-at-client
-# values (R_L 5, batch 10, 50 rounds on MNIST), is what earlier versions ran. The authors' code cuts
+# values (R_L 5, batch 10, 50 rounds on MNIST). The authors' code cuts
 # client batches of 50 and server batches of 10; we keep the paper's one number.
 #
 # Profiles: `smoke` checks the wiring; `quick` runs one seed (its one local epoch is the paper's

@@ -128,7 +128,7 @@ class Context:
         drawn from the party's stream, as the trained forward's: a Π/MT target's noise, FedMix's views),
         off without it (a frozen model's prediction: FedMatch's helpers and probe, FedSem's labeler).
 
-        Why (issue 44, measured; numbers in algorithms/fedmix.py): a train-mode target normalises a
+        Why (measured; numbers in algorithms/fedmix.py): a train-mode target normalises a
         client's batch with that batch's own statistics. On a non-IID client (Dirichlet μ = 0.1: one
         or two classes fill a batch) that erases the feature offsets that tell the dominant class
         apart: FedMix's ȳ from a ResNet-9 at 79.6% test accuracy, on the streaming clients' samples,

@@ -31,12 +31,12 @@ Reading choices, and why (see also the config comments of the fedmix_* fields):
 - λ_s = λ_1 = λ_2 = 1 and T = 0.5 (MixMatch's): the papers give no values.
 - All floating state is mixed by Eq. 9, BatchNorm running statistics included; integer counters
   are taken from ψ.
-- ȳ is a target (Context.target, issue 44): BatchNorm in eval mode, on the running statistics of the
+- ȳ is a target (Context.target): BatchNorm in eval mode, on the running statistics of the
   client's model, which it does not update. The papers say nothing of BatchNorm (their one mention
-  is FedBN, as related work: EN line 25, ZH line 50). The alternative, and our code until issue 44,
+  is FedBN, as related work: EN line 25, ZH line 50). The alternative, and this package's earlier computation,
   is train mode, where a batch is normalised with its own statistics: on a Dirichlet-0.1 client one
   or two classes fill the batch, and its own statistics erase the offsets that tell the dominant
-  class apart. Measured on ResNet-9 (CPU, 2026-11-26, issue 44): SL's ω after
+  class apart. Measured on ResNet-9 (CPU, 2026-11-26): SL's ω after
   4 rounds of the streaming setting (79.6% on the test set), 64 unlabeled samples of each client, A = 5
   views, the same tensors: ȳ's argmax is right for 72.1% of them in eval mode and 55.0% in train
   mode (the most skewed client, 95% one class: 66.7% vs 30.2%; near-balanced batches drawn from all
@@ -50,7 +50,7 @@ Reading choices, and why (see also the config comments of the fedmix_* fields):
 - Whose ȳ: the trained ψ (default, `fedmix_teacher='trained'`) or the received ψ_t^k = ω_t, frozen for the
   round (`'received'`). Eq. 8 of the journal (ZH line 141) writes ȳ = 1/A Σ f_{ψ_t^k}(π_i(u)) with
   ψ_t^k ← ω_t (Step 3, ZH line 131): read literally, the received model; but Eq. 7 writes the trained
-  model with the same symbol, so both readings fit the text. What separates them (issue 44): ψ's trained
+  model with the same symbol, so both readings fit the text. What separates them: ψ's trained
   forwards run BatchNorm in train mode and so move ψ's running statistics toward its client's skewed
   batches, and an eval-mode ȳ from ψ follows them. Measured on a narrow copy (papers/fedmix/diagnose.py:
   ResNet-9 at 1/8 width on CPU, streaming Fashion-MNIST, FedMix-FedLoss, τ = 0.8, seed 1, 12 rounds;

@@ -142,7 +142,7 @@ def client_steps(step: Step) -> int | Tensor:
 class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
-    revision = 2     # 2: β^k and α^k on the client's own clock, α^k counted in steps (was: global round, epochs)
+    revision = 2     # 2: β^k and α^k on the client's own clock, α^k counted in steps
     cohort = True
     labels_at = ("client", "server")    # Eq. 7 (labels-at-client) and Eq. 8 (labels-at-server)
     settings = {

@@ -14,7 +14,7 @@ MODELS: dict[str, type[Network]] = {
     "cnn_mnist_authors": CNNMnistAuthors,   # the FedSiam authors' code's: Table 1's + dropout (measured-cause rows)
     "cnn_cifar": CNNCifar,        # FedSiam Table 1, CIFAR-10 & SVHN
     "resnet9": ResNet9,           # FedMix/FedFreq, FedMix/FedLoss
-    "resnet9_narrow": ResNet9Narrow,   # ResNet-9 at 1/8 width: CPU diagnostics of FedMix (issue 44), no paper's
+    "resnet9_narrow": ResNet9Narrow,   # ResNet-9 at 1/8 width: CPU diagnostics of FedMix, no paper's
     "resnet18": ResNet18,         # FedAnchor Table 1
     "wrn28_2": WideResNet28x2,    # FedAnchor Table 2, SemiFL, FixMatch
 }

@@ -29,7 +29,7 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18(Network):
-    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
+    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target): FedMix's ȳ,
     # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
     revision = 1
 
@@ -60,7 +60,7 @@ class _Residual(nn.Module):
 
 
 class ResNet9(Network):
-    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
+    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target): FedMix's ȳ,
     # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
     revision = 1
     widths = (64, 128, 256, 512)
@@ -83,6 +83,6 @@ class ResNet9(Network):
 class ResNet9Narrow(ResNet9):
     """ResNet-9 at 1/8 of its width (8-64 channels, 64× fewer multiply-adds): no paper's network. It lets a
     CPU run the first rounds of FedMix's streaming setting with ResNet-9's shape and BatchNorm layers, to
-    study what BatchNorm does to FedMix's pseudo-labels (papers/fedmix/diagnose.py, issue 44); rows made
+    study what BatchNorm does to FedMix's pseudo-labels (papers/fedmix/diagnose.py); rows made
     with it say so."""
     widths = (8, 16, 32, 64)

@@ -34,7 +34,7 @@ class _Block(nn.Module):
 
 
 class WideResNet28x2(Network):
-    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target; issue 44): FedMix's ȳ,
+    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target): FedMix's ȳ,
     # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
     revision = 1
 

@@ -16,7 +16,7 @@ CLAIM_METRICS = ("pseudo_label_accuracy_all", "selected", "accuracy")
 # (FedAnchor: anchor cosine > 0.6; SemiFL: softmax > 0.95), so its gap is large by construction
 CLAIM_UNITS = {"pseudo_label_accuracy_all": "points", "selected": "samples per client (two different tests)",
                "accuracy": "points", "selected_softmax95": "samples per client (one test: softmax > 0.95)"}
-# The comparison without the two differences a reader must otherwise weigh (issue 43): FedAnchor with SemiFL's
+# The comparison without the two differences a reader must otherwise weigh: FedAnchor with SemiFL's
 # weak server views (cells.SAME_VIEWS), and its samples counted by SemiFL's own test, softmax > 0.95 on its
 # classifier head (`selected_softmax95`), against SemiFL's `selected` (its threshold is 0.95 in these cells)
 SAME_VIEWS_METRICS = {"pseudo_label_accuracy_all": "pseudo_label_accuracy_all", "selected_softmax95": "selected",

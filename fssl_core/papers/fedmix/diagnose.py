@@ -1,4 +1,4 @@
-"""Where FedMix's kept pseudo-labels go wrong (issue 44): the first rounds of a Fig. 8 run, every client step
+"""Where FedMix's kept pseudo-labels go wrong: the first rounds of a Fig. 8 run, every client step
 instrumented, without changing what the run computes.
 
     python -m fssl_core.papers.fedmix.diagnose --rounds 6 [--method fedmix_fedloss] [--profile paper]
