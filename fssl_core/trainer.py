@@ -70,12 +70,14 @@ def plan_batches(configs: Iterable[RunConfig], size: int) -> list[list[RunConfig
 # --- how many runs a batch holds --------------------------------------------------------------------
 # Memory model of one run in a batch: its round's clients' stacked tensors, each client holding every
 # network role (a copy per role: online/target, student/teacher, helpers ...) plus, for the trained
-# role, its gradient and momentum (ROLE_COPIES = 4 copies of the parameters per client in all, FedMatch
-# up to 6), and the activations of one step: the batch's images through the network, kept for backward
-# (ACTIVATION_FACTOR bytes of activations per input byte, measured on the MNIST CNN: tests/test_trainer.py).
+# role, its gradient and momentum (4 copies of the parameters per client for FedSiam, FedMatch's helpers
+# more: ROLE_COPIES = 6 bounds them), and the activations of one step: the batch's images through the
+# network, kept for backward (ACTIVATION_FACTOR bytes per input byte, an estimate from the MNIST CNN's
+# layers: conv1's 32 maps at the input's size are 32× the input alone, conv2's and the pooling's add about
+# as much). Not yet checked against a GPU's peak memory: measurements/gpu-batches-prepared/ will.
 ROLE_COPIES = 6
 ACTIVATION_FACTOR = 64
-BATCH_CAP = 64           # beyond this, a round's Python work (one server step per run) outweighs the stacking
+BATCH_CAP = 64           # the largest batch bench cases=runs_per_hour measures on a GPU
 MEMORY_SHARE = 0.5       # of the device memory a batch may plan for (the rest: data, evaluation, allocator slack)
 
 
