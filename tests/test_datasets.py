@@ -174,16 +174,22 @@ def test_a_tiny_copy_altered_after_it_was_verified_is_refused_and_an_intact_one_
         load_dataset('mnist', root=tmp_path, download=False)
 
 
-def test_real_mnist_with_altered_train_labels_is_refused(tmp_path):
-    """Issue 47: MNIST with 30% of its train labels altered trained under the clean run's id, status ok."""
+def _linked_mnist(tmp_path, leave_out: str | None = None) -> tuple[Path, Path]:
+    """(the official raw folder, a copy of it under tmp_path made of links, less `leave_out`)."""
     real = REAL_ROOT / 'MNIST' / 'raw'
     if not (real / 'train-labels-idx1-ubyte').exists():
         pytest.skip(how_to_get('mnist'))
     raw = tmp_path / 'MNIST' / 'raw'
     raw.mkdir(parents=True)
     for f in real.iterdir():
-        if f.name != 'train-labels-idx1-ubyte':
+        if f.name != leave_out:
             (raw / f.name).symlink_to(f)
+    return real, raw
+
+
+def test_real_mnist_with_altered_train_labels_is_refused(tmp_path):
+    """Issue 47: MNIST with 30% of its train labels altered trained under the clean run's id, status ok."""
+    real, raw = _linked_mnist(tmp_path, leave_out='train-labels-idx1-ubyte')
     labels = np.frombuffer((real / 'train-labels-idx1-ubyte').read_bytes(), np.uint8).copy()
     altered = np.random.default_rng(0).random(len(labels) - 8) < 0.3
     labels[8:][altered] = (labels[8:][altered] + 1) % 10
@@ -198,13 +204,7 @@ def test_real_mnist_with_altered_train_labels_is_refused(tmp_path):
 def test_a_legacy_processed_copy_beside_the_official_files_is_never_read(tmp_path):
     """torchvision prefers MNIST/processed/{training,test}.pt to the raw files, and no checksum covers them: a
     run trained on 30% altered labels under the clean run's id. The loader reads the verified idx files only."""
-    real = REAL_ROOT / 'MNIST' / 'raw'
-    if not (real / 'train-labels-idx1-ubyte').exists():
-        pytest.skip(how_to_get('mnist'))
-    raw = tmp_path / 'MNIST' / 'raw'
-    raw.mkdir(parents=True)
-    for f in real.iterdir():
-        (raw / f.name).symlink_to(f)
+    _linked_mnist(tmp_path)
     official = {split: torchvision.datasets.MNIST(str(REAL_ROOT), train=split == 'train') for split in ('train', 'test')}
     processed = tmp_path / 'MNIST' / 'processed'
     processed.mkdir()
