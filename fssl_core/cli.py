@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     exp = sub.add_parser(
         "export", help="export the store's finished runs to a tracking tool: `export mlflow` logs each proven run as "
                        "an MLflow run (config as params, per-round metrics by round, result.json and env.json as "
-                       "artifacts); idempotent; needs pip install 'fssl_core[mlflow]'")
+                       "artifacts); idempotent; needs pip install -e '.[mlflow]'")
     exp.add_argument("target", choices=("mlflow",))
     exp.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     exp.add_argument("--uri", default="sqlite:///mlflow.db",
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                      help="override a notebook parameter (JSON value, else a string), e.g. labeled_ratios=[0.1]")
     rep.add_argument("--executor", default=None, choices=tuple(EXECUTORS),
                      help="local: this machine's processes (default, or $FSSL_EXECUTOR); ray: one Ray task per run, on "
-                          "the cluster at $RAY_ADDRESS, else a local Ray (needs pip install 'fssl_core[ray]')")
+                          "the cluster at $RAY_ADDRESS, else a local Ray (needs pip install -e '.[ray]')")
     rep.add_argument("--gpus-per-run", type=float, default=None, metavar="G",
                      help="with --executor ray and --device cuda: each run's share of a GPU (default 1; 0.25 puts "
                           "four runs on a GPU)")

@@ -42,7 +42,7 @@ def _ray_importable() -> bool:
 
 
 requires_ray = pytest.mark.skipif(not _ray_importable(),
-                                  reason="Ray is not importable: pip install 'fssl_core[ray]' (the dev extra has it)")
+                                  reason="Ray is not importable: pip install -e '.[ray]' (the dev extra has it)")
 FILES = ("config.json", "env.json", "metrics.jsonl", "checkpoint.pt", "result.json")
 # Four rounds, a checkpoint after each: a worker killed after round 2 resumes at round 3.
 KILLED = RunConfig(**{**TINY, "rounds": 4, "seed": 5, "checkpoint_every": 1})
@@ -112,7 +112,7 @@ def _kill_once(log, victim: RunConfig, at_round: int, marker):
 
 def test_without_ray_the_ray_executor_is_refused_saying_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)        # `import ray` raises ImportError
-    with pytest.raises(ConfigError, match=r"Ray is not installed.*pip install 'fssl_core\[ray\]'"):
+    with pytest.raises(ConfigError, match=r"Ray is not installed.*pip install -e '\.\[ray\]'"):
         run_all([RunConfig(**TINY)], store=RunStore(tmp_path), executor="ray")
     assert cli.main(["reproduce", "--executor", "ray", "--only", "nothing"]) == 2
     monkeypatch.setenv("FSSL_EXECUTOR", "ray")

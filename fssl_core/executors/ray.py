@@ -2,7 +2,7 @@
 
     python -m fssl_core reproduce --executor ray          # or run_all(..., executor="ray"), or FSSL_EXECUTOR=ray
 
-Ray is an optional extra (`pip install 'fssl_core[ray]'`). Fssl hands Ray the runs and keeps no
+Ray is an optional extra (`pip install -e '.[ray]'`). Fssl hands Ray the runs and keeps no
 scheduler of its own: a task declares one CPU, and on CUDA `gpus_per_run` of a GPU, and Ray places it.
 
 The run store stays the source of truth, and workers need no shared filesystem:
@@ -46,7 +46,7 @@ from ..progress import JobProgress
 from ..store import RESULT, RunStore, atomic_write_bytes, atomic_write_text, describe, run_lock
 from . import Executor, RunsFailed
 
-INSTALL_HINT = "pip install 'fssl_core[ray]'"
+INSTALL_HINT = "pip install -e '.[ray]'"
 MAX_RETRIES = 3                 # retries of a task whose worker died; an exception in the run is never retried
 # A run's share of a GPU on CUDA. A whole GPU until runs have been measured on one: the papers' small
 # networks (the MNIST CNN) likely leave most of a GPU idle, and e.g. 0.25 would put four runs on it.

@@ -1,4 +1,4 @@
-"""Any fssl algorithm as a Flower app (`pip install 'fssl_core[flower]'`): a ServerApp whose strategy runs the
+"""Any fssl algorithm as a Flower app (`pip install -e '.[flower]'`): a ServerApp whose strategy runs the
 algorithm's server hooks, and a ClientApp whose client trains with its local hooks on its own partition.
 
     from fssl_core.integrations.flower import simulate
@@ -42,7 +42,7 @@ try:
     from flwr.serverapp import Grid, ServerApp
     from flwr.serverapp.strategy import Strategy
 except ImportError:             # pragma: no cover - said once, where it is used
-    raise ImportError("fssl_core.integrations.flower needs Flower: pip install 'fssl_core[flower]'") from None
+    raise ImportError("fssl_core.integrations.flower needs Flower: pip install -e '.[flower]'") from None
 
 SEP = "/"
 _federations: dict[str, Any] = {}       # run id -> Federation, one per process (data loaded once)

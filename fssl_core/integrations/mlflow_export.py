@@ -1,5 +1,5 @@
 """`python -m fssl_core export mlflow`: the run store's finished runs as MLflow runs, for researchers who
-browse and compare runs in MLflow's UI (`pip install 'fssl_core[mlflow]'`).
+browse and compare runs in MLflow's UI (`pip install -e '.[mlflow]'`).
 
 Each finished run that proves itself (RunStore.survey) becomes one MLflow run in the experiment
 `experiment` (default "fssl"):
@@ -49,7 +49,7 @@ def _mlflow():
     try:
         import mlflow
     except ImportError:
-        raise SystemExit("error: export mlflow needs MLflow: pip install 'fssl_core[mlflow]'") from None
+        raise SystemExit("error: export mlflow needs MLflow: pip install -e '.[mlflow]'") from None
     return mlflow
 
 
