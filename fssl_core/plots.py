@@ -190,13 +190,15 @@ def _missing_note(rows: pd.DataFrame) -> str:
     return "; ".join(notes)
 
 
-def _nothing_to_draw(title: str, missing: str):
-    """Every cell lacks a result (e.g. no dataset of the table is on this machine): say so
-    rather than draw empty axes."""
-    fig, ax = plt.subplots(figsize=(7.0, 1.6), layout="constrained")
+def _nothing_to_draw(title: str, missing: str, fills: str | None = None):
+    """Every cell lacks a result (e.g. no dataset of the table is on this machine): say so in one line,
+    with the command that fills it where the data exist, rather than draw empty axes."""
+    fig, ax = plt.subplots(figsize=(9.0, 1.8), layout="constrained")
     ax.axis("off")
-    ax.text(0.5, 0.5, f"No reproduced value to draw.\n{missing or 'no accuracy rows'}",
-            ha="center", va="center", fontsize=9)
+    said = f"No reproduced value: {missing or 'no accuracy rows'}."
+    if fills:
+        said += f"\nWhere the data exist, this fills it:\n{fills}"
+    ax.text(0.5, 0.5, said, ha="center", va="center", fontsize=9)
     fig.suptitle(title, fontsize=10)
     return fig, np.array([ax])
 
@@ -220,11 +222,13 @@ def _legend_and_notes(fig, drawn: pd.DataFrame, header: str, missing: str, trunc
     fig.supxlabel("\n".join(textwrap.fill(t, width) for t in footer if t), fontsize=7.5, color="#444444")
 
 
-def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Mapping[str, str] | None = None):
+def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Mapping[str, str] | None = None,
+                        fills: str | None = None):
     """Small multiples, one panel per (dataset, setting, labeled): per method the paper's test
     accuracy (grey) beside ours (blue, ± std over seeds where there are several), the method named by
     `display_names` (a paper's DISPLAY_NAMES; a method it lacks keeps its identifier). Returns the
-    figure and the 1-D array of drawn panels, in reading order."""
+    figure and the 1-D array of drawn panels, in reading order. `fills`: the command that measures the
+    cells, said on a figure with nothing to draw."""
     rows = frame[frame.metric == "accuracy"].assign(labeled=lambda f: f.labeled.astype(str))
     rows = rows.reset_index(drop=True)
     missing = _missing_note(rows) if len(rows) else ""
@@ -235,7 +239,7 @@ def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Map
              .drop_duplicates(["dataset", "setting", "labeled", "method"]).drop(columns="_later"))
     panels = _panels(rows)
     if not panels:
-        return _nothing_to_draw(title, missing)
+        return _nothing_to_draw(title, missing, fills)
 
     keys = [key for key, _ in panels]
     bars = [_bars(part) for _, part in panels]

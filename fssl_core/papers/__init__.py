@@ -206,7 +206,8 @@ def redraw_table_figure(name: str, profile: str) -> Path | None:
     frame = table_figure_rows(name, read_results(csv))
     devices = ", ".join(sorted(d for d in set(frame.device.astype(str)) if d and d != "nan"))
     title = table_figures()[name][0] + (f" ({devices})" if devices else "")
-    fig, _ = paper_vs_reproduced(frame, title=title, display_names=display_names())
+    fig, _ = paper_vs_reproduced(frame, title=title, display_names=display_names(),
+                                 fills=f"python -m fssl_core reproduce --profile paper --only {name} --device cuda")
     try:
         return save_figure(fig, name, profile, source=frame, published=True)
     finally:
