@@ -8,7 +8,7 @@ PROFILE ?= headline
 .PHONY: reproduce test
 
 $(VENV)/.installed: pyproject.toml
-	@echo "[make] installing fssl_core and its dependencies into $(VENV) (once; about 2 minutes)"
+	@echo "[make] installing fssl_core and its dependencies into $(VENV) (once: several minutes, torch's CUDA build is several GB)"
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
