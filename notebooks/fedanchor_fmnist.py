@@ -149,6 +149,18 @@ for key in ("accuracy", "pseudo_label_accuracy_all", "selected"):
         save_figure(fig, f"fedanchor_fmnist_{key}_{setting}", run_profile.name)
 
 # %% [markdown]
+# ### A contradiction of the paper: FedAnchor's selected samples fall
+# The paper says the samples passing the anchor head's threshold grow with the training round. Per
+# FedAnchor run, the samples per client it selected in its first and its last round (`falls`: fewer at the
+# end); at the smoke profile's two rounds this says nothing.
+
+# %%
+trend = fedanchor.selected_trend([c for c in cells if c.method == "fedanchor" and c.metric == "selected"])
+print(f"selected samples per client fall from the first round to the last in {int(trend.falls.sum())} of "
+      f"{len(trend)} FedAnchor runs")
+trend
+
+# %% [markdown]
 # ## Why FedAvg+FixMatch and Supervised can fail here
 #
 # The paper's FedAvg+FixMatch is its weakest baseline but never collapses (CIFAR-10, 250 anchors:

@@ -385,3 +385,23 @@ def test_a_fashion_mnist_cell_exists_only_for_a_metric_its_method_has_a_meaning_
     metrics = {m: [c.metric for c in cells if c.method == m] for m in ("supervised", "fedcon", "fedavg_fixmatch", "fedanchor")}
     assert metrics == {"supervised": ["accuracy"], "fedcon": ["accuracy"],
                        "fedavg_fixmatch": ["accuracy", "pseudo_label_accuracy"], "fedanchor": list(fedanchor.FMNIST_METRICS)}
+
+
+def test_fedanchors_selected_samples_fall_in_every_committed_fashion_mnist_run():
+    """What REPORT.md says against the paper ("grows with the training round"), from the committed runs
+    of the published Fashion-MNIST cells."""
+    from fssl_core.config import RunConfig
+    from fssl_core.papers.fedanchor import selected_trend
+    from fssl_core.paths import project_root
+    from fssl_core.report import Cell, read_results
+    from fssl_core.store import RunStore
+    from fssl_core.store.files import read_json
+    rows = read_results(project_root() / "results" / "fedanchor_fmnist.csv")
+    ids = [i for ids in rows[(rows.table == "fmnist") & (rows.method == "fedanchor") & (rows.metric == "selected")
+                             & (rows.profile == "quick")].run_ids for i in ids.split()]
+    store = RunStore(project_root() / "runs")
+    configs = tuple(RunConfig.from_dict(read_json(store.root / i / "config.json")) for i in ids)
+    trend = selected_trend([Cell("fedanchor", "fmnist", "iid", "250", "fashion_mnist", "fedanchor", configs,
+                                 metric="selected")], store)
+    assert len(trend) == len(ids) == 6 and trend.falls.all()
+    assert trend.last_round.mean() < 0.85 * trend.first_round.mean()    # not a wobble: 15% fewer on average

@@ -8,6 +8,7 @@ from .cells import (ALL_METHODS, ANCHOR, ANCHOR_DIM, CURVE_FIGURES, DIAGNOSTICS,
                     missing_methods, not_implemented_rows, paper_config, paper_value, paper_values, table4_rows,
                     table_cells)
 from .claims import CLAIM_METRICS, CLAIM_SOURCES, fmnist_claims, fmnist_same_views_claims
+from .selected import selected_trend
 
 # The paper's names for its methods (values.csv's ids, papers/README.md), short enough to stay legible as
 # rotated tick labels (Table 3's ablations abbreviated)
@@ -24,7 +25,10 @@ DISPLAY_NAMES = {
 # The sentence introducing each of the paper's tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {
     (PAPER, "fmnist"): "Fashion-MNIST, a setting the paper does not report (no paper values): every method's "
-                       "accuracy, pseudo-label accuracy and samples past the threshold, averaged over the rounds.",
+                       "accuracy, pseudo-label accuracy and samples past the threshold, averaged over the rounds. "
+                       "A contradiction of the paper: it says FedAnchor's selected samples grow with the training "
+                       "round; here they fall from the first round to the last in every FedAnchor run "
+                       "(notebooks/fedanchor_fmnist, `selected_trend`; tests/test_fedanchor.py).",
     (PAPER, "fmnist_claims"): "The paper's three central claims on Fashion-MNIST, FedAnchor − SemiFL, as the methods "
                               "are specified (FedAnchor's server sees strong views, SemiFL's weak; each counts its "
                               "samples by its own test).",
