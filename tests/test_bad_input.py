@@ -95,3 +95,13 @@ def test_a_config_that_can_only_end_at_chance_is_refused_up_front(pairs, line):
     with pytest.raises(ConfigError) as refused:
         RunConfig.from_strings(pairs)
     assert line in str(refused.value)
+
+
+@pytest.mark.parametrize("given", [5, "mnist", {"mnist": 1}])
+def test_a_notebook_parameter_of_the_wrong_shape_is_one_line(given):
+    """papermill -y "datasets: 5" (or "datasets: mnist") reaches the cells as an int or a string."""
+    from fssl_core.config import ConfigError
+    from fssl_core.papers import fedsiam
+    from fssl_core.profiles import get_profile
+    with pytest.raises(ConfigError, match=r"^datasets=.*: must be a list of names among mnist, cifar10, svhn"):
+        fedsiam.table6_cells(get_profile("smoke"), "cpu", datasets=given)

@@ -38,6 +38,9 @@ VALUES_GLOB = "values*.csv"
 def check_names(parameter: str, given, known) -> None:
     """Each of a notebook parameter's `given` names is one of `known` (a --param value reaches the cells as
     JSON: a list where a name was meant is refused by name too, not by a TypeError in a membership test)."""
+    if isinstance(given, (str, bytes)) or not isinstance(given, (list, tuple)):   # papermill -y "datasets: mnist"
+        raise ConfigError(f"{parameter}={given!r}: must be a list of names among {', '.join(known)}, "
+                          f"e.g. {parameter}: [{next(iter(known))}]")
     for name in given:
         if not isinstance(name, str) or name not in known:
             raise ConfigError(f"{parameter}: {name!r} must be one of {', '.join(known)}")
