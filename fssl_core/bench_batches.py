@@ -14,7 +14,7 @@ together); runs per hour = n × 3600 / (round-2 seconds × 50 rounds). Nothing i
 Batches run their seeds 1..n, processes theirs: the same work at each level. size=tiny is the tests' case
 (FedAvg on 5,000 MNIST images, 10 clients, 2 a round): seconds, not a measurement of the protocol.
 out=DIR writes the rows, the machine and the load into DIR/runs_per_hour.json (a measurement record);
-readme=yes redraws docs/speed.md's runs-per-hour table from every such record under measurements/.
+readme=yes redraws the runs-per-hour table of README.md and docs/speed.md from every such record under measurements/.
 """
 from __future__ import annotations
 
@@ -204,6 +204,7 @@ def main(pairs: dict[str, str]) -> list[dict]:
     if pairs.get("readme") == "yes":
         from .paths import SPEED_PAGE, project_root
         from .report import replace_readme_block
-        if not replace_readme_block(README_START, README_END, readme_block(records()), project_root() / SPEED_PAGE):
-            print(f"bench: {SPEED_PAGE} has no runs-per-hour markers; nothing written", file=sys.stderr)
+        for page in ("README.md", SPEED_PAGE):          # the README's small table and the speed page's
+            if not replace_readme_block(README_START, README_END, readme_block(records()), project_root() / page):
+                print(f"bench: {page} has no runs-per-hour markers; nothing written there", file=sys.stderr)
     return rows

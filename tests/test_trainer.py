@@ -187,9 +187,10 @@ def test_the_readme_runs_per_hour_table_is_drawn_from_its_records():
     from fssl_core.paths import project_root
     found = records()
     assert any(r["size"] == "full" and r["machine"]["device"] == "cpu" for r in found)
-    text = (project_root() / "docs" / "speed.md").read_text()
-    block = text[text.index(README_START) + len(README_START):text.index(README_END)].strip()
-    assert block == readme_block(found)
+    for page in ("README.md", "docs/speed.md"):
+        text = (project_root() / page).read_text()
+        block = text[text.index(README_START) + len(README_START):text.index(README_END)].strip()
+        assert block == readme_block(found), page
     for rec in found:            # each row's runs per hour is its round's seconds, scaled to 50 rounds
         for row in rec["rows"]:
             assert row["runs_per_hour"] == pytest.approx(row["runs"] * 3600 / (row["round_s"] * 50), rel=1e-3, abs=0.051)
