@@ -59,7 +59,8 @@ from typing import Callable
 import torch
 
 from .bench_rounds import Prefix, engine_rounds, loop_rounds, loop_siamese_rounds, scale
-from .config import ConfigError, RunConfig
+from .config import ConfigError
+from .run_config import RunConfig
 from .engine import Federation
 from .paths import SPEED_PAGE
 

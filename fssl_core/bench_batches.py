@@ -28,7 +28,9 @@ from pathlib import Path
 
 import torch
 
-from .config import ConfigError, RunConfig
+from .config import ConfigError
+
+from .run_config import RunConfig
 
 PROTOCOL_ROUNDS = 50
 PROTOCOL = {"full": dict(dataset="mnist", algorithm="fedsiam_d"),
@@ -72,9 +74,9 @@ def batch_round_seconds(runs: list[RunConfig]) -> float:
 
 
 def _solo(cfg: RunConfig, barrier, out) -> None:
-    from .executors.local import _die_with_parent
+    from .executors.local import die_with_parent
     from .engine import Federation
-    _die_with_parent()
+    die_with_parent()
     if cfg.device == "cpu":
         torch.set_num_threads(1)
     fed = Federation.build(cfg)

@@ -15,7 +15,7 @@ from typing import Callable
 import torch
 
 from .algorithms.base import labeled_repeats_of, mixed_plan
-from .config import RunConfig
+from .run_config import RunConfig
 from .engine import Federation
 
 

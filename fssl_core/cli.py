@@ -1,6 +1,6 @@
 """Command line: `python -m fssl_core {run,records,partition,bench,gpu-check,fingerprint,reproduce} key=value ...`.
 
-`key=value` pairs are RunConfig fields (see fssl_core/config.py); bad keys or values exit with
+`key=value` pairs are RunConfig fields (see fssl_core/run_config.py); bad keys or values exit with
 the message naming the key, the value and what is allowed (status 2), as do a data set that is not
 on this machine, device=cuda where there is no CUDA, and a split the data cannot give.
 
@@ -16,22 +16,11 @@ import argparse
 import json
 import sys
 
-from .config import ConfigError, RunConfig
+from .config import ConfigError, key_value_pairs
+
+from .run_config import RunConfig
 from .executors import EXECUTORS, RunsFailed
 from .profiles import PROFILES
-
-
-def _pairs(items: list[str]) -> dict[str, str]:
-    pairs = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"argument {item!r}: expected key=value with a RunConfig field as key")
-        if key in pairs:
-            raise ConfigError(f"argument {item!r}: {key} given twice ({key}={pairs[key]!r} and {key}={value!r}); "
-                              "give each key once")
-        pairs[key] = value
-    return pairs
 
 
 # `run`'s exit status for a run that finished but is no result: it diverged (a NaN or infinite loss) or
@@ -46,7 +35,7 @@ def cmd_run(args) -> int:
     from .executors import sigterm_as_interrupt
     from .store import OK, RunStore, describe
     from .trainer import train
-    cfg = RunConfig.from_strings(_pairs(args.pairs))
+    cfg = RunConfig.from_strings(key_value_pairs(args.pairs))
     try:
         with sigterm_as_interrupt():
             result = train(cfg, RunStore(args.runs), progress=not args.quiet)
@@ -80,7 +69,7 @@ def cmd_records(args) -> None:
 def cmd_partition(args) -> None:
     from .data.datasets import load_dataset
     from .engine import Federation
-    cfg = partition_config(_pairs(args.pairs))
+    cfg = partition_config(key_value_pairs(args.pairs))
     data = load_dataset(cfg.dataset)
     counts = Federation.partition_of(cfg, data).counts(data.train_y.cpu().numpy(), data.num_classes)
     print(json.dumps(counts, sort_keys=True) if args.json else partition_table(cfg, counts))
@@ -148,7 +137,7 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
 
 def cmd_bench(args) -> None:
     from .bench import main as bench_main
-    bench_main(_pairs(args.pairs))
+    bench_main(key_value_pairs(args.pairs))
 
 
 def cmd_gpu_check(args) -> int:

@@ -19,7 +19,8 @@ from torch import Tensor
 from .algorithms import ALGORITHMS
 from .algorithms.base import Algorithm, Context, Payload, State, Upload, server_sgd_of
 from .batches import DataView, Plan, TrainImages
-from .config import AUTO, RunConfig
+from .config import AUTO
+from .run_config import RunConfig
 from .data.augment import augment_spec_for
 from .data.datasets import ImageData, load_dataset, resplit
 from .data.partition import Partition, build_partition, partition_arguments

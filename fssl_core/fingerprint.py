@@ -66,7 +66,7 @@ def digest(obj: Any, h: "hashlib._Hash") -> None:
 
 def case_digest(name: str, rounds: int = ROUNDS) -> str:
     """The hex digest of case `name` after `rounds` rounds (cohort trainer unless the case says)."""
-    from .config import RunConfig
+    from .run_config import RunConfig
     from .engine import Federation
     cfg = RunConfig(**{**PROTOCOL, "trainer": "cohort", **CASES[name]})
     fed = Federation.build(cfg)

@@ -11,14 +11,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
-from .config import RunConfig
+from .gpu_check_report import Step
+from .run_config import RunConfig
 
-if TYPE_CHECKING:
-    from .gpu_check import Step
 
 # the resume check: TINY of test_store.py on 10,000 training images, evaluated at the last round only;
 # the writer is killed once its checkpoint of round KILL_AFTER is written, with 20 rounds still to go
@@ -39,10 +38,10 @@ def _train(roots: list[str], cfg: dict, mark_after: int = 0, trained_log: str | 
     """A run in its own process, trained (or resumed) into each store of `roots` in turn. After round
     `mark_after` is checkpointed it touches <root>/checkpointed (the kill's cue); `trained_log` gets each
     round it trains."""
-    from .executors.local import _die_with_parent
+    from .executors.local import die_with_parent
     from .store import RunStore
     from .trainer import train
-    _die_with_parent()       # a SIGKILL of the check leaves no run behind
+    die_with_parent()       # a SIGKILL of the check leaves no run behind
     for root in roots:
         def after_round(r: int, root: str = root) -> None:
             if r == mark_after:
@@ -126,10 +125,10 @@ def resume_step(step: Step, device: str, size: str) -> None:
 
 def _timed_run(root: str, cfg: dict, worker: int, events) -> None:
     """A throughput run in its own process, reporting when each round ends (wall clock) and when it is done."""
-    from .executors.local import _die_with_parent
+    from .executors.local import die_with_parent
     from .store import RunStore
     from .trainer import train
-    _die_with_parent()       # a SIGKILL of the check leaves no run behind
+    die_with_parent()       # a SIGKILL of the check leaves no run behind
     try:
         train(RunConfig.from_dict(cfg), RunStore(root), progress=False,
               after_round=lambda r: events.put(("round", worker, r, time.time())))

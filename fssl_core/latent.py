@@ -6,7 +6,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .config import RunConfig
+from .run_config import RunConfig
 from .engine import Federation
 from .store import RunStore
 

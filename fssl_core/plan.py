@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from .config import ConfigError, RunConfig
+from .config import ConfigError
+
+from .run_config import RunConfig
 from .paths import project_root
 from .progress import wall_seconds
 from .report import Cell, read_results, unavailable_reason

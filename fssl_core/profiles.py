@@ -19,7 +19,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import ConfigError, RunConfig
+from .config import ConfigError
+
+from .run_config import RunConfig
 
 REDUCED, OK = "reduced", "ok"
 

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Callable, Mapping
 
-from .config import RunConfig
+from .run_config import RunConfig
 
 BAR_FORMAT = "{desc} |{bar:20}| {percentage:3.0f}% [{elapsed}]{postfix}"   # tqdm puts ", " before the postfix
 

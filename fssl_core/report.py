@@ -24,7 +24,7 @@ import pandas as pd
 
 from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE,
                          Comparison, Verdict, holm)
-from .config import RunConfig
+from .run_config import RunConfig
 from .data.datasets import DatasetUnavailable, load_dataset
 from .executors import run_all
 from .paths import project_root, results_dir

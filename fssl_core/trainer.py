@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
-from .config import RunConfig
+from .run_config import RunConfig
 from .data.partition import PARTITIONS, partition_arguments
 from .engine import Federation, run_rounds_together
 from .store import DIVERGED, OK, RunStore

@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 
 from .algorithms.fedsiam import tau_schedule
-from .config import RunConfig
+from .run_config import RunConfig
 from .data import partition as _partition
 from .data.partition import DirichletDrawError
 

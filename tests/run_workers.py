@@ -5,7 +5,7 @@ import os
 
 def execute_and_log_rounds(root: str, cfg_dict: dict, log: str, barrier, results) -> None:
     """Execute a config once every worker is ready; log "<pid> <round>" per trained round."""
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     from fssl_core.store import RunStore
     from fssl_core.trainer import train
 

@@ -1,20 +1,19 @@
 """An algorithm's setting that the run's algorithm does not read leaves the run identity alone (issue 47):
 what each algorithm declares it reads (Algorithm.reads) covers what a short run of it reads, a setting
 outside it leaves the id and the numbers unchanged, and one inside it changes the id."""
-import dataclasses
 import sys
 
 import pytest
 import torch
 
-from fssl_core.algorithms import ALGORITHMS, config_rules, ignored_settings
-from fssl_core.config import RunConfig
+from fssl_core.algorithms import ALGORITHMS, algorithm_settings, ignored_settings
+from fssl_core.run_config import RunConfig, field_types
 from fssl_core.engine import Federation
 
 from .conftest import requires_mnist
 
-OWNED = frozenset(config_rules()[0])
-FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
+OWNED = frozenset(algorithm_settings())
+FIELDS = frozenset(field_types())
 SMALL = dict(dataset="mnist", clients=10, clients_per_round=2, local_epochs=1, batch_size=10, resplit_train=1000,
              resplit_test=100, seed=3)
 AT = {"client": dict(partition="noniid1", labeled_ratio=0.2),
@@ -40,13 +39,13 @@ def _train(cfg: RunConfig) -> tuple[dict, list[dict]]:
 
 
 def _reads_of_a_run(cfg: RunConfig) -> set[str]:
-    """The RunConfig fields read while `cfg` builds and trains (config.py's own reads, which look at every
+    """The RunConfig fields read while `cfg` builds and trains (run_config.py's own reads, which look at every
     field to validate and hash, not counted)."""
     seen: set[str] = set()
     plain = object.__getattribute__
 
     def recording(self, name):
-        if name in FIELDS and not sys._getframe(1).f_code.co_filename.endswith(("config.py", "dataclasses.py")):
+        if name in FIELDS and not sys._getframe(1).f_code.co_filename.endswith(("run_config.py",)):
             seen.add(name)
         return plain(self, name)
 

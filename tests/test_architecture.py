@@ -1,12 +1,15 @@
 """The package's shape: which module may import which, and how large a module may grow.
 
-The import graph is read from the source (ast), function-level imports included: a deferred import
-is still a dependency, and a cycle hidden inside a function is still a cycle. Imports under
-`if TYPE_CHECKING:` are left out (they never run).
+The import graph is read from the source (ast) and counts every kind of import: function-level ones (a
+deferred import is still a dependency, and a cycle hidden inside a function is still a cycle), those under
+`if TYPE_CHECKING:` (a type-only import still says which module knows which), a submodule's import of its
+own package's names, and a module named in a string ("fssl_core.executors.local:LocalExecutor", a registry
+that importlib loads). `test_the_walk_finds_a_planted_cycle_of_each_kind` plants one of each.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -15,70 +18,84 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fssl_core"
 MAX_LINES = 500
 # A module may pass MAX_LINES only with a reason in its docstring naming the limit.
 SIZE_REASON = "over 500 lines"
+MODULE_TEXT = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*)?")
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
+    return {_module_name(p, package): p for p in sorted(package.rglob("*.py")) if "__pycache__" not in p.parts}
 
 
 def _imports(tree: ast.AST):
-    """Every Import / ImportFrom node that runs, skipping `if TYPE_CHECKING:` bodies."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+    """Every Import / ImportFrom node, wherever it sits (functions and `if TYPE_CHECKING:` included)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the fssl_core modules it imports. Importing a.b.c runs the package a.b's __init__
-    too, so a module outside a.b that imports a.b.c depends on a.b as well."""
-    modules = _modules()
+def _named_in_strings(tree: ast.AST, root: str) -> list[str]:
+    """Modules of the package named in a string constant: "pkg.mod" or "pkg.mod:attribute"."""
+    return [node.value.partition(":")[0] for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and node.value.startswith(root + ".") and MODULE_TEXT.fullmatch(node.value)]
+
+
+def _resolved(node: ast.ImportFrom, package: str) -> str:
+    base = node.module or ""
+    if node.level:
+        anchor = package.split(".")
+        anchor = anchor[:len(anchor) - (node.level - 1)]
+        base = ".".join(anchor + ([base] if base else []))
+    return base
+
+
+def import_graph(package_dir: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the package's modules it imports. Importing a.b.c runs the package a.b's __init__
+    too, so a module outside a.b that imports a.b.c depends on a.b as well; a module inside a.b that
+    imports a name of a.b itself depends on a.b."""
+    root = package_dir.name
+    modules = _modules(package_dir)
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(), filename=str(path))):
-            targets = []
+        tree = ast.parse(path.read_text(), filename=str(path))
+        targets = _named_in_strings(tree, root)
+        for node in _imports(tree):
             if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
+                targets += [alias.name for alias in node.names]
             else:
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")
-                    anchor = anchor[:len(anchor) - (node.level - 1)]
-                    base = ".".join(anchor + ([base] if base else []))
-                for alias in node.names:
-                    sub = f"{base}.{alias.name}"
-                    targets.append(sub if sub in modules else base)
-            for target in targets:
-                if not target.startswith("fssl_core"):
-                    continue
-                while target and target not in modules:          # an attribute of a module
-                    target = target.rpartition(".")[0]
-                parts = target.split(".")
-                chain = [".".join(parts[:i]) for i in range(2, len(parts) + 1)]   # fssl_core itself is empty
-                for dep in chain:
-                    inside = name == dep or name.startswith(dep + ".")
-                    if dep in modules and dep != name and not inside:
-                        graph[name].add(dep)
+                base = _resolved(node, package)
+                targets += [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        for target in targets:
+            if not target.startswith(root):
+                continue
+            while target and target not in modules:          # an attribute of a module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].add(target)                      # what the line names, a parent package too
+            parts = target.split(".")
+            for dep in (".".join(parts[:i]) for i in range(2, len(parts))):   # the packages it runs on the way
+                inside = name == dep or name.startswith(dep + ".")
+                if dep in modules and not inside:
+                    graph[name].add(dep)
     return graph
+
+
+def private_imports(package_dir: Path = PACKAGE) -> list[str]:
+    """`from <module of the package> import _name` anywhere in the package: a private name of another module."""
+    root = package_dir.name
+    found = []
+    for name, path in _modules(package_dir).items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in _imports(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and _resolved(node, package).startswith(root):
+                found += [f"{name}: {alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -118,11 +135,40 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def test_the_walk_finds_a_cycle_hidden_in_a_function():
-    graph = {"fssl_core.a": {"fssl_core.b"}, "fssl_core.b": {"fssl_core.a"}, "fssl_core.c": {"fssl_core.a"}}
-    assert cycles(graph) == [["fssl_core.a", "fssl_core.b"]]
-    tree = ast.parse("def f():\n    from .b import x\nif TYPE_CHECKING:\n    from .c import y\n")
-    assert [n.module for n in _imports(tree)] == ["b"]
+PLANTED = {
+    "function": {"a.py": "def f():\n    from .b import x\n", "b.py": "from .a import f\nx = 1\n"},
+    "type_checking": {"a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n",
+                      "b.py": "from .a import TYPE_CHECKING\nclass B: ...\n"},
+    "importlib": {"a.py": "import importlib\nREGISTRY = {'b': 'pkg.b:B'}\n"
+                          "def load(n):\n    return importlib.import_module(REGISTRY[n].partition(':')[0])\n",
+                  "b.py": "from .a import REGISTRY\nclass B: ...\n"},
+    "parent": {"__init__.py": "from .child import helper\nNAMES = ('x',)\n",
+               "child.py": "def helper():\n    from . import NAMES\n    return NAMES\n"},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+def test_the_walk_finds_a_planted_cycle_of_each_kind(tmp_path, kind):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    files = {"__init__.py": "", **PLANTED[kind]}
+    for file, text in files.items():
+        (package / file).write_text(text)
+    found = cycles(import_graph(package))
+    assert len(found) == 1 and len(found[0]) == 2, found
+
+
+def test_the_walk_finds_a_private_import(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def _hidden():\n    return 1\n")
+    (package / "b.py").write_text("def f():\n    from .a import _hidden\n    return _hidden()\n")
+    assert private_imports(package) == ["pkg.b: _hidden"]
+
+
+def test_no_module_imports_a_private_name_of_another():
+    assert private_imports() == []
 
 
 def test_no_import_cycle_in_fssl_core():
@@ -137,6 +183,15 @@ def test_the_store_never_imports_an_executor_and_report_never_a_paper():
         assert not {d for d in graph[module] if d.startswith("fssl_core.executors")}, module
     for module in ("fssl_core.report", "fssl_core.plots"):
         assert not {d for d in graph[module] if d.startswith("fssl_core.papers")}, module
+
+
+def test_config_is_a_leaf_and_no_registry_imports_run_config():
+    """config.py declares what a config is made of and imports nothing of the package, at any level; the
+    registries import it, and RunConfig (run_config.py), which asks them, sits above them."""
+    graph = import_graph()
+    assert graph["fssl_core.config"] == set()
+    registries = [m for m in graph if m.startswith(("fssl_core.algorithms", "fssl_core.models", "fssl_core.data"))]
+    assert registries and not [m for m in registries if "fssl_core.run_config" in graph[m]]
 
 
 ENGINE = ("fssl_core.engine", "fssl_core.trainer", "fssl_core.training", "fssl_core.cohort", "fssl_core.algorithms",

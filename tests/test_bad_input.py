@@ -91,7 +91,8 @@ AT_CHANCE = [
 
 @pytest.mark.parametrize("pairs,line", AT_CHANCE, ids=[next(iter(p)) + "=" + next(iter(p.values())) for p, _ in AT_CHANCE])
 def test_a_config_that_can_only_end_at_chance_is_refused_up_front(pairs, line):
-    from fssl_core.config import ConfigError, RunConfig
+    from fssl_core.config import ConfigError
+    from fssl_core.run_config import RunConfig
     with pytest.raises(ConfigError) as refused:
         RunConfig.from_strings(pairs)
     assert line in str(refused.value)

@@ -134,7 +134,7 @@ def test_the_matmul_peak_is_2n3_over_the_median_product_and_a_case_is_a_percenta
 
 
 def _loop_config():
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     return RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, labeled_repeats=3,
                      clients=100, clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5)
 
@@ -162,7 +162,7 @@ def test_the_papers_loop_takes_as_many_sgd_steps_a_round_as_the_engine(monkeypat
 def test_the_network_alone_is_the_cohorts_forward_and_backward_with_its_flops_counted_by_hand():
     # MNIST CNN, 10 clients x 10 images: forward conv1 2.88 + conv2 6.4 + fc1 0.32 + fc2 0.01 MFLOP a
     # client; backward twice that less conv1's input gradient (the images need none): 25.95 MFLOP a client
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, clients=100,
                     clients_per_round=10, batch_size=10, rounds=1)
     flops, seconds = bench.network_alone(bench.Federation.build(cfg), steps=2)
@@ -177,7 +177,7 @@ def test_the_network_alone_trains_parameters_and_leaves_batchnorm_statistics_wit
     # the same as a plain forward and backward of one client's batch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     cfg = RunConfig(algorithm="fedavg", dataset="synthetic_cifar10", partition="iid", labeled_ratio=0.1,
                     clients=20, clients_per_round=3, batch_size=4, rounds=1)
     fed = bench.Federation.build(cfg)
@@ -212,7 +212,7 @@ def test_a_trainer_timed_over_its_first_steps_is_scaled_to_its_round(monkeypatch
 @requires_mnist
 @pytest.mark.parametrize("trainer", ["sequential", "cohort"])
 def test_an_engine_round_cut_after_n_steps_runs_n_steps_of_the_round(trainer):
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     cfg = RunConfig(algorithm="fedavg", dataset="mnist", partition="iid", labeled_ratio=0.1, clients=100,
                     clients_per_round=2, local_epochs=2, batch_size=10, rounds=5, eval_every=5, trainer=trainer)
     run = bench.engine_rounds(cfg, steps=3)

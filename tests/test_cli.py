@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from fssl_core import cli
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError, key_value_pairs
+from fssl_core.run_config import RunConfig
 from fssl_core.data import datasets
 from fssl_core.engine import Federation
 
@@ -15,9 +16,9 @@ from .conftest import requires_mnist
 
 
 def test_a_repeated_key_is_refused_naming_both_values():
-    assert cli._pairs(["seed=1", "clients=4"]) == {"seed": "1", "clients": "4"}
+    assert key_value_pairs(["seed=1", "clients=4"]) == {"seed": "1", "clients": "4"}
     with pytest.raises(ConfigError, match=r"seed given twice \(seed='1' and seed='2'\)"):
-        cli._pairs(["seed=1", "clients=4", "seed=2"])
+        key_value_pairs(["seed=1", "clients=4", "seed=2"])
     assert cli.main(["partition", "seed=1", "seed=2"]) == 2
 
 
@@ -37,7 +38,7 @@ def tiny_data(monkeypatch):
 
 
 def _counts(pairs: list[str], data: datasets.ImageData) -> dict:
-    cfg = cli.partition_config(cli._pairs(pairs))
+    cfg = cli.partition_config(key_value_pairs(pairs))
     return Federation.partition_of(cfg, data).counts(data.train_y.numpy(), data.num_classes)
 
 
@@ -302,7 +303,7 @@ def _run_dir_is_a_file(monkeypatch, root, run_dir):
 def test_a_store_that_cannot_be_written_is_one_line_and_exit_4(setup, tmp_path, monkeypatch, capsys):
     root = tmp_path / "runs"
     root.mkdir()
-    run_dir = root / RunConfig.from_strings(cli._pairs(TINY_RUN)).run_id
+    run_dir = root / RunConfig.from_strings(key_value_pairs(TINY_RUN)).run_id
     line = setup(monkeypatch, root, run_dir)
     assert cli.main(["run", "--quiet", "--runs", str(root), *TINY_RUN]) == cli.IO_FAILURE == 4
     assert capsys.readouterr().err == f"error: {line}\n"
@@ -325,7 +326,7 @@ def test_a_full_disk_names_the_file_and_leaves_the_store_to_resume(tmp_path, mon
         saved.append(obj["round"])
         return save(obj, f)
     monkeypatch.setattr(torch, "save", full_at_round_2)
-    cfg = RunConfig.from_strings(cli._pairs(TINY_RUN))
+    cfg = RunConfig.from_strings(key_value_pairs(TINY_RUN))
     run_dir = RunStore(tmp_path).dir(cfg)
     assert cli.main(["run", "--quiet", "--runs", str(tmp_path), *TINY_RUN]) == 4
     assert capsys.readouterr().err == f"error: {run_dir / CHECKPOINT}: cannot write: No space left on device\n"

@@ -3,7 +3,7 @@ sizes included, for FedAvg and FedSiam-D on CPU."""
 import pytest
 import torch
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.engine import Federation
 from fssl_core.gpu_check import COHORT_CASES, COHORT_SMALL
 

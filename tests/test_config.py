@@ -1,12 +1,12 @@
 import json
 import math
 import re
-from dataclasses import fields
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fssl_core.config import ConfigError, RunConfig, _field_types, field_intervals, field_rules
+from fssl_core.config import ConfigError
+from fssl_core.run_config import RunConfig, field_intervals, field_rules, field_types
 from fssl_core.data.datasets import data_root
 
 
@@ -42,7 +42,7 @@ def test_strings_from_the_command_line_are_converted_by_field_type():
     assert RunConfig.from_strings({"lr": "1e-4", "momentum": ".5", "seed": "+7"}).replace(seed=7).lr == 1e-4
 
 
-INT_FIELDS = [f.name for f in fields(RunConfig) if _field_types()[f.name] is int]
+INT_FIELDS = [name for name, kind in field_types().items() if kind is int]
 
 
 # issue 47: Python's int() and float() take '1_0' (10) and other scripts' digits ('٣' is 3, '٠.١' is 0.1)
@@ -69,7 +69,7 @@ def test_run_id_changes_with_results_fields_only():
 def test_run_id_leaves_out_fields_at_their_default():
     """A knob added later with a default must not change the identity of existing runs."""
     import json, hashlib
-    from fssl_core.config import ENGINE_REVISION
+    from fssl_core.run_config import ENGINE_REVISION
     cfg = RunConfig(seed=7, lr=0.05)
     blob = json.dumps({"lr": 0.05, "model": "cnn_mnist", "seed": 7, "revision": [ENGINE_REVISION, 1]},
                       sort_keys=True, separators=(",", ":"))
@@ -79,19 +79,19 @@ def test_run_id_leaves_out_fields_at_their_default():
 def test_a_revision_bump_gives_new_ids_to_the_runs_it_changes_only(monkeypatch):
     """A change that alters what an algorithm computes bumps its revision: its stored runs are never
     read back as the new computation; other algorithms' runs keep their ids."""
-    from fssl_core import config
+    from fssl_core import run_config
     from fssl_core.algorithms import ALGORITHMS
     fedmatch, fedavg = RunConfig(algorithm="fedmatch", momentum=0.0), RunConfig(algorithm="fedavg")
     before = fedmatch.run_id, fedavg.run_id
     monkeypatch.setattr(ALGORITHMS["fedmatch"], "revision", 2)
     assert fedmatch.run_id != before[0] and fedavg.run_id == before[1]
-    monkeypatch.setattr(config, "ENGINE_REVISION", config.ENGINE_REVISION + 1)
+    monkeypatch.setattr(run_config, "ENGINE_REVISION", run_config.ENGINE_REVISION + 1)
     assert fedavg.run_id != before[1]
 
 
 # --- single fields: finite numbers, intervals open or closed as the field means --------------------------
 
-FLOAT_FIELDS = [f.name for f in fields(RunConfig) if _field_types()[f.name] is float]
+FLOAT_FIELDS = [name for name, kind in field_types().items() if kind is float]
 
 
 @pytest.mark.parametrize("name", FLOAT_FIELDS)
@@ -319,7 +319,7 @@ BASES = [
 def _values(name: str):
     """Values for field `name`: mostly of its type, near and beyond its bounds (NaN, ±inf, huge ints,
     empty strings included), sometimes of another type."""
-    kind, rule = _field_types()[name], field_rules().get(name)
+    kind, rule = field_types()[name], field_rules().get(name)
     wrong = st.one_of(st.none(), st.text(max_size=4), st.lists(st.integers(), max_size=2), st.booleans())
     if kind is float:
         interval = field_intervals()[name]
@@ -346,7 +346,7 @@ def test_every_field_is_refused_by_name_or_round_trips(data):
     """For any field set to any value: a ConfigError whose message names the field, or a config
     that is valid JSON and keeps its run id through to_dict / from_dict / from_strings."""
     base = data.draw(st.sampled_from(BASES), label="base")
-    name = data.draw(st.sampled_from([f.name for f in fields(RunConfig)]), label="field")
+    name = data.draw(st.sampled_from(list(field_types())), label="field")
     value = data.draw(_values(name), label="value")
     try:
         cfg = RunConfig.from_dict({**base.to_dict(), name: value})

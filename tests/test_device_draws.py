@@ -14,7 +14,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from fssl_core.algorithms import ALGORITHMS
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.engine import Federation
 
 from .conftest import requires_mnist

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from fssl_core import cli
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError
+from fssl_core.run_config import RunConfig
 from fssl_core.executors import run_all
 from fssl_core.store import RunStore
 from fssl_core.trainer import train
@@ -232,7 +233,7 @@ def test_sigterm_stops_a_ray_job_and_its_local_ray(tmp_path):
     from .test_plan import _processes_with
     marker = f"FSSL_TEST_MARKER={uuid.uuid4().hex}"
     script = textwrap.dedent(f"""
-        from fssl_core.config import RunConfig
+        from fssl_core.run_config import RunConfig
         from fssl_core.executors import run_all
         from fssl_core.store import RunStore
         configs = [RunConfig(**{{**{TINY!r}, "rounds": 1000, "seed": s}}) for s in (1, 2)]

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError, key_value_pairs
+
+from fssl_core.run_config import RunConfig
 from fssl_core.executors import EXECUTORS, default_workers, executor_named, run_all
 from fssl_core.store import RunStore
 from fssl_core.trainer import train
@@ -84,7 +86,7 @@ def test_a_worker_that_cannot_write_its_run_raises_the_stores_one_line_and_leave
     from fssl_core.store import StoreIOError
 
     from .test_cli import TINY_RUN
-    healthy, broken = (RunConfig.from_strings(cli._pairs([*TINY_RUN, f"seed={s}"])) for s in (1, 2))
+    healthy, broken = (RunConfig.from_strings(key_value_pairs([*TINY_RUN, f"seed={s}"])) for s in (1, 2))
     store = RunStore(tmp_path)
     store.dir(broken).mkdir()
     (store.dir(broken) / ".lock").mkdir()

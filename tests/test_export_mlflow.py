@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
 from tests.fake_runs import fake_finished_run, row
 

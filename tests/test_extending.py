@@ -1,10 +1,11 @@
 """Adding an algorithm is one file plus one registry line: the engine, the config and the store take
-it without a change (a toy method, tests/toy_algorithm.py)."""
+it without a change, its own setting included (a toy method, tests/toy_algorithm.py)."""
 import pytest
 import torch
 
 from fssl_core.algorithms import ALGORITHMS
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError
+from fssl_core.run_config import RunConfig
 from fssl_core.engine import Federation
 
 from .conftest import requires_mnist
@@ -30,6 +31,25 @@ def test_a_registered_method_has_its_own_identity(registered):
     assert RunConfig.from_dict(ours.to_dict()).run_id == ours.run_id
     with pytest.raises(ConfigError, match=r"algorithm='fedavg_smoothed', partition='server_iid'"):
         RunConfig(algorithm="fedavg_smoothed", partition="server_iid")      # labels_at, checked by the registry
+
+
+def test_a_registered_methods_setting_is_a_field_with_its_rule_and_its_own_identity(registered):
+    default = RunConfig(algorithm="fedavg_smoothed", **SMALL)
+    assert default.label_smoothing == 0.1
+    stronger = RunConfig(algorithm="fedavg_smoothed", label_smoothing=0.2, **SMALL)
+    assert stronger.label_smoothing == 0.2 and stronger.run_id != default.run_id
+    assert RunConfig.from_strings({"algorithm": "fedavg_smoothed", "label_smoothing": "0.2", **{
+        k: str(v) for k, v in SMALL.items()}}).run_id == stronger.run_id
+    assert RunConfig.from_dict(stronger.to_dict()) == stronger
+    with pytest.raises(ConfigError, match=r"^RunConfig.label_smoothing=1.0: must be a finite number within \[0, 1\)$"):
+        RunConfig(algorithm="fedavg_smoothed", label_smoothing=1.0)
+    # FedAvg does not read it: no value of it changes a FedAvg run
+    assert RunConfig(algorithm="fedavg", label_smoothing=0.2, **SMALL).run_id == RunConfig(algorithm="fedavg", **SMALL).run_id
+
+
+def test_an_unregistered_methods_setting_is_no_field():
+    with pytest.raises(ConfigError, match=r"^RunConfig has no field 'label_smoothing'"):
+        RunConfig(label_smoothing=0.2)
 
 
 @requires_mnist

@@ -26,7 +26,7 @@ import math
 import torch
 
 from fssl_core.algorithms.fedanchor import anchor_pseudo_labels, label_contrastive_loss
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.engine import Federation
 from fssl_core.store import RunStore
 
@@ -390,7 +390,7 @@ def test_a_fashion_mnist_cell_exists_only_for_a_metric_its_method_has_a_meaning_
 def test_fedanchors_selected_samples_fall_in_every_committed_fashion_mnist_run():
     """What REPORT.md says against the paper ("grows with the training round"), from the committed runs
     of the published Fashion-MNIST cells."""
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     from fssl_core.papers.fedanchor import selected_trend
     from fssl_core.paths import project_root
     from fssl_core.report import Cell, read_results

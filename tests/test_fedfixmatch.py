@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from fssl_core.algorithms.base import Context
 from fssl_core.algorithms.fedfixmatch import FedFixMatch, fixmatch_unlabeled_loss
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
 from fssl_core.engine import Federation

@@ -9,7 +9,7 @@ from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedmatch import (FedMatch, agreement_pseudo_labels, compose, l1_norm, l2_to_sigma,
                                            nearest_clients)
 from fssl_core.batches import DataView, Plan, UnlabeledPart
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model
 from fssl_core.store import RunStore

@@ -7,7 +7,8 @@ import torch
 from fssl_core.aggregate import fedfreq_weights, fedloss_weights, one_minus_share_weights
 from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedmix import FedMix, mix_models, sharpen
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError
+from fssl_core.run_config import RunConfig
 from fssl_core.data.datasets import ImageData, resplit
 from fssl_core.engine import Federation
 from fssl_core.models import build_model

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedsem import FedSem, phase1_rounds, pooled_plan
 from fssl_core.batches import DataView, Plan, TrainImages, batches
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.data.augment import augment_spec_for
 from fssl_core.engine import payload_bytes
 from fssl_core.models import build_model

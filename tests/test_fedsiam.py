@@ -6,7 +6,8 @@ import torch
 
 from fssl_core.algorithms.fedsiam import (boundary, fsm, parameter_layers, tau_linear, tau_rectangle,
                                           tau_schedule)
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError
+from fssl_core.run_config import RunConfig
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
 from fssl_core.trainer import train

@@ -5,7 +5,7 @@ test."""
 import pytest
 import torch
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
 from tests.conftest import requires_mnist
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.papers import claim_comparisons, fedsiam, paper_values
 from fssl_core.profiles import PROFILES
 from fssl_core.report import Cell, reproduce_cells, round_curves

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.plan import JobPlan, _estimate, plan_job
 from fssl_core.profiles import PROFILES
 from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
@@ -182,7 +182,7 @@ def _processes_with(marker: str) -> list[int]:
 def test_sigterm_stops_the_job_and_every_worker(tmp_path):
     marker = f"FSSL_TEST_MARKER={uuid.uuid4().hex}"
     script = textwrap.dedent(f"""
-        from fssl_core.config import RunConfig
+        from fssl_core.run_config import RunConfig
         from fssl_core.executors import run_all
         from fssl_core.store import RunStore
         configs = [RunConfig(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=100, clients_per_round=2,

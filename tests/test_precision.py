@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from fssl_core import precision
-from fssl_core.config import ConfigError, RunConfig
+from fssl_core.config import ConfigError
+from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
 from fssl_core.trainer import train
 

@@ -273,7 +273,7 @@ def test_a_partial_reproduction_keeps_the_other_notebooks_run_times(tmp_path, mo
 
 
 def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     from fssl_core.report import METRICS
     from fssl_core.store import RunResult
     metrics = [{"round": r, "accuracy": a} for r, a in enumerate([10.0, 90.0, 92.0, 96.0, 89.0, 95.0, 93.0], 1)]
@@ -285,7 +285,7 @@ def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
 
 def test_accuracy_test_selected_is_the_accuracy_of_the_lowest_test_loss_the_later_round_on_a_tie():
     """The FedSiam authors' selection (main_*.py: `if loss_valid <= best_loss_valid`, on the test set)."""
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     from fssl_core.report import METRICS
     from fssl_core.store import RunResult
     rows = [(1, 80.0, 0.9), (2, 97.0, 0.20), (3, 96.0, 0.20), (4, 98.0, 0.25)]
@@ -345,7 +345,7 @@ def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs
 
 
 def test_a_published_row_names_its_runs_and_the_check_finds_those_without_proven_records(tmp_path):
-    from fssl_core.config import RunConfig
+    from fssl_core.run_config import RunConfig
     from fssl_core.publish import unproven_published_runs
     from fssl_core.store import RunStore
 

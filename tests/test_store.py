@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from fssl_core.batches import batches
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.engine import Federation
 from fssl_core.store import RunStore
 from fssl_core.trainer import train

@@ -17,7 +17,7 @@ import warnings
 import pytest
 import torch
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.store import DamagedRun, RunStore, record_files, summarize
 from fssl_core.trainer import train
 
@@ -309,7 +309,7 @@ def test_a_run_stored_without_digests_is_not_served_but_moved_aside_and_rerun(cl
 
 
 def test_run_identity_is_pinned():
-    # stored runs are keyed by run_id: these values change only with a revision bump (config.ENGINE_REVISION,
+    # stored runs are keyed by run_id: these values change only with a revision bump (run_config.ENGINE_REVISION,
     # Algorithm.revision) or a config field's change; update them then, on purpose
     assert RunConfig().run_id == "b38dab43ee12f371"
     assert RunConfig(dataset="mnist", rounds=3, seed=7, checkpoint_every=4).run_id == "a17cf909baa07cb5"
@@ -345,7 +345,7 @@ def test_two_processes_executing_one_config_train_it_once(tmp_path, capfd):
 def _writer_script(root, cfg, then):
     return textwrap.dedent(f"""
         import os, signal
-        from fssl_core.config import RunConfig
+        from fssl_core.run_config import RunConfig
         from fssl_core.store import RunStore
         from fssl_core.trainer import train
         cfg = RunConfig.from_dict({cfg.to_dict()!r})

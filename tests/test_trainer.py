@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fssl_core import engine
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.gpu_check import COHORT_CASES, COHORT_SERVER, COHORT_SMALL
 from fssl_core.store import DIVERGED, OK, RunStore
 from fssl_core.trainer import (ACTIVATION_FACTOR, BATCH_CAP, ROLE_COPIES, batch_key, batch_size, network_size,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from ..config import Setting, settings_of
 from ..data.partition import LABELS_AT
 from .base import Algorithm
 from .fedanchor import FedAnchor
@@ -22,7 +23,7 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
 }
 
 
-# --- what RunConfig asks of the algorithms (config.py); each rule returns None or the message ------
+# --- what RunConfig asks of the algorithms (run_config.py); each rule returns None or the message ------
 
 def _labels_where_the_algorithm_reads_them(cfg, facts):
     """An algorithm declares where it reads labels (Algorithm.labels_at); a partition that puts them
@@ -57,26 +58,36 @@ def _projection(cfg, facts):
                 "set projection_dim > 0 (the paper's is 128)")
 
 
+def algorithm_settings() -> dict[str, Setting]:
+    """Every registered algorithm's settings (`Algorithm.settings`, a frozen dataclass beside each method;
+    a subclass's extends its parent's), each name declared once: two methods declaring one name must
+    declare the same type, default, rule and doc."""
+    return _settings(tuple(ALGORITHMS.items()))
+
+
+@functools.lru_cache(maxsize=8)
+def _settings(registry: tuple) -> dict[str, Setting]:
+    declared: dict[str, Setting] = {}
+    for _, cls in registry:
+        for name, one in settings_of(cls.settings).items():
+            if declared.setdefault(name, one) != one:
+                raise RuntimeError(f"{cls.__name__}.settings.{name}: another algorithm declares it otherwise")
+    return declared
+
+
 def config_rules() -> tuple[dict[str, Any], tuple[Callable, ...]]:
-    """The rules of every field an algorithm class introduces (`Algorithm.settings`, each declared
-    once, by the class that reads it first) and the cross-field rules: each class's own (`checks`),
-    then where labels sit, the server's SGD, the cohort trainer and the anchor head."""
-    owned: dict[str, Any] = {}
+    """The cross-field rules: each class's own (`checks`), then where labels sit, the server's SGD, the
+    cohort trainer and the anchor head. (The settings' own rules are in their declarations.)"""
     checks: list[Callable] = []
     for cls in ALGORITHMS.values():
         for klass in reversed(cls.__mro__):
-            declared = vars(klass)
-            for name, rule in declared.get("settings", {}).items():
-                if owned.setdefault(name, rule) != rule:
-                    raise RuntimeError(f"{klass.__name__}.settings[{name!r}]: another algorithm gives it another rule")
-            for check in declared.get("checks", ()):
+            for check in vars(klass).get("checks", ()):
                 if check not in checks:
                     checks.append(check)
-    return owned, (*checks, _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection)
+    return {}, (*checks, _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection)
 
 
-@functools.cache
 def ignored_settings(algorithm: str) -> frozenset[str]:
     """The algorithms' settings that `algorithm` does not read (Algorithm.reads): left out of its runs'
     identity, since no value of them changes what such a run computes."""
-    return frozenset(config_rules()[0]) - ALGORITHMS[algorithm].reads()
+    return frozenset(algorithm_settings()) - ALGORITHMS[algorithm].reads()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import torch
 from torch import Tensor, nn
@@ -36,11 +36,9 @@ from torch.func import functional_call
 
 from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..batches import Batch, DataView, Plan, TrainImages
+from ..config import SharedFields, setting, settings_of
 from ..models import grouped
 from ..training import Nets, Step, Tensors
-
-if TYPE_CHECKING:
-    from ..config import RunConfig
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,25 @@ SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0
 CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 
 
-def server_sgd_of(cfg: "RunConfig") -> tuple[int, float, float]:
+@dataclass(frozen=True)
+class AlgorithmSettings:
+    """What every method reads (FedSiam's Table 2 and its authors' code unless a doc says otherwise)."""
+    client_weighting: str = setting("uniform", CLIENT_WEIGHTINGS,
+                                    "FedSiam Eq. (2): θ^G = 1/B Σ_b θ^b; 'labeled' / 'samples': weighted by counts; "
+                                    "'fedfreq' / 'fedloss': FedMix's Eq. 10 / journal Eq. 12 (aggregate.py)")
+    labeled_repeats: int = setting(1, "[1, 100]",
+                                   "r: a local epoch walks a client's labeled set r times beside its unlabeled set "
+                                   "once, if labeled samples are under 40% of its data (FedSiam's authors: r = 3 at "
+                                   "γ = 0.10, 2 at 0.15 and 0.20, 6 on Non-IID-III; labeled_repeats_of)")
+    server_epochs: int = setting(1, "[0, 10000]",
+                                 "labels-at-server: epochs over the server's labeled set before each round")
+    server_sgd: str = setting("clients", tuple(SERVER_SGD),
+                              "the server's batches and SGD on its labeled set: 'clients' (BS_tr, M, wd, as Table 2 "
+                              "gives them for both) or 'authors' (batch 10, momentum 0.5, no weight decay: the "
+                              "FedSiam authors' labels-at-server code; SERVER_SGD)")
+
+
+def server_sgd_of(cfg: SharedFields) -> tuple[int, float, float]:
     """(batch size, momentum, weight decay) of the server's training on its labeled set."""
     own = SERVER_SGD[cfg.server_sgd]
     return (cfg.batch_size if own.batch_size is None else own.batch_size,
@@ -209,7 +225,7 @@ ServerTrain = Callable[..., dict]
 class Algorithm:
     name = "base"
     # bumped when a change alters what this algorithm's runs compute (a reading, a fix): see
-    # config.ENGINE_REVISION; a subclass inherits its parent's unless it sets its own
+    # run_config.ENGINE_REVISION; a subclass inherits its parent's unless it sets its own
     revision = 1
     trainable: tuple[str, ...] = ("model",)   # nets whose parameters local SGD updates
     # whether a round's clients may train as one cohort (cohort.py says what the loss must satisfy);
@@ -222,31 +238,26 @@ class Algorithm:
     labels_at: tuple[str, ...] = ("client",)
     # whether the network needs its anchor head (RunConfig.projection_dim > 0)
     needs_projection: bool = False
-    # The RunConfig fields this class introduces and their rules (config.py's kinds: an interval as
-    # written in mathematics, or the allowed choices), and its cross-field rules, each
-    # (cfg, facts) -> None or the message after "RunConfig." (config.Facts). config.py applies every
-    # class's to every config: a bad value is refused whichever method runs.
-    settings: dict[str, Any] = {
-        "client_weighting": CLIENT_WEIGHTINGS,
-        "labeled_repeats": "[1, 100]",
-        "server_epochs": "[0, 10000]",
-        "server_sgd": tuple(SERVER_SGD),
-    }
+    # The settings this method reads (a frozen dataclass of config.setting fields: default, rule, doc;
+    # a method's extends its parent method's), and its cross-field rules, each (cfg, facts) -> None or the
+    # message after "RunConfig." (run_config.Facts). RunConfig applies every registered method's to every
+    # config: a bad value is refused whichever method runs.
+    settings: type = AlgorithmSettings
     checks: tuple[Callable, ...] = ()
     # Settings introduced by a class outside this one's ancestry that it reads too (FedMatch reads
     # FedFixMatch's threshold T). With its ancestry's `settings` they are what it reads (`reads`); an
     # algorithm's setting that the run's algorithm does not read is left out of the run identity
-    # (config.py), so that, e.g., `tau_mu` set for a FedAvg row of a sweep does not retrain FedAvg.
+    # (run_config.py), so that, e.g., `tau_mu` set for a FedAvg row of a sweep does not retrain FedAvg.
     reads_also: tuple[str, ...] = ()
 
     @classmethod
     def reads(cls) -> frozenset[str]:
         """The algorithms' settings this algorithm reads (tests/test_algorithm_reads.py records what a
         short run of each algorithm reads and checks it is among them)."""
-        return frozenset(name for klass in cls.__mro__
-                         for name in (*vars(klass).get("settings", {}), *vars(klass).get("reads_also", ())))
+        return frozenset((*settings_of(cls.settings),
+                          *(name for klass in cls.__mro__ for name in vars(klass).get("reads_also", ()))))
 
-    def __init__(self, cfg: RunConfig, ctx: Context):
+    def __init__(self, cfg: SharedFields, ctx: Context):
         self.cfg = cfg
         self.ctx = ctx
 
@@ -324,13 +335,13 @@ class Algorithm:
 REPEAT_BELOW_SHARE = 0.4
 
 
-def labeled_repeats_of(cfg: RunConfig, view: DataView) -> int:
+def labeled_repeats_of(cfg: SharedFields, view: DataView) -> int:
     """r of this client: RunConfig.labeled_repeats if its labeled share is under REPEAT_BELOW_SHARE, else 1."""
     total = view.num_labeled + view.num_unlabeled
     return cfg.labeled_repeats if total and view.num_labeled < REPEAT_BELOW_SHARE * total else 1
 
 
-def mixed_plan(cfg: RunConfig, view: DataView) -> Plan:
+def mixed_plan(cfg: SharedFields, view: DataView) -> Plan:
     """Local epochs that feed every sample of a client once, its labeled set r times
     (`labeled_repeats_of`), in batches of `batch_size` whose labeled share is the client's pooled
     share r·n_l / (r·n_l + n_u) (rounded half up, at least one sample of each kind): an epoch walks

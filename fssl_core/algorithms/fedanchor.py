@@ -45,14 +45,17 @@ Reading choices, and why:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from ..batches import Batch, Plan
+from ..config import setting
 from ..training import Nets, Step, Tensors
 from .base import Payload, State
-from .semifl import AlternateTraining, mixup_lambda, mixup_loss
+from .semifl import AlternateTraining, SemiFLSettings, mixup_lambda, mixup_loss
 
 
 # SemiFL's threshold (Appendix C), the common criterion at which FedAnchor's confident samples are counted too
@@ -94,17 +97,26 @@ def anchor_pseudo_labels(z: Tensor, anchors: Tensor, anchor_labels: Tensor, num_
     return labels_hat, best
 
 
+@dataclass(frozen=True)
+class FedAnchorSettings(SemiFLSettings):
+    """FedAnchor's server step (§4.4-4.5) and the choices the paper leaves open (module docstring)."""
+    contrastive_temperature: float = setting(0.1, "[0.01, inf)", "τ of the label contrastive loss (Eq. 1); the "
+                                             "paper gives no value; below 0.01, exp(cos/τ) overflows float32")
+    contrastive_loss: bool = setting(True, (False, True), "False: Table 3's 'w/o contr loss' (anchor pseudo-labels, "
+                                     "no L_c epoch)")
+    contrastive_batch_size: int = setting(64, "[2, 1000000]", "anchors per batch of the L_c epoch (the paper gives "
+                                          "none)")
+    server_mixup: bool = setting(False, (False, True), "FedAnchor (mix): the server's supervised epoch trains on "
+                                 "mixup (§4.5)")
+    server_ce_view: str = setting("strong", ("strong", "weak"), "the server CE epoch on the anchors: 'strong' views "
+                                  "(§4.5) or 'weak', SemiFL's (the comparison without that difference)")
+
+
 class FedAnchor(AlternateTraining):
     name = "fedanchor"
     revision = 2     # 2: static BN (when on) also after pre-training: round 1's Z^anchor and pseudo-labels use it
     needs_projection = True    # the anchor head (RunConfig.projection_dim; the paper's is 128)
-    settings = {
-        "contrastive_temperature": "[0.01, inf)",   # τ of Eq. 1; below, exp(cos/τ) overflows float32
-        "contrastive_batch_size": "[2, 1000000]",
-        "contrastive_loss": (False, True),          # False: Table 3's "w/o contr loss"
-        "server_mixup": (False, True),              # FedAnchor (mix)
-        "server_ce_view": ("strong", "weak"),       # the server CE epoch's view of the anchors (see above)
-    }
+    settings = FedAnchorSettings
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:

@@ -29,6 +29,7 @@ Reading choices, and why:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -36,9 +37,10 @@ from torch import Tensor
 
 from ..aggregate import weighted_mean
 from ..batches import Batch, DataView, Plan
+from ..config import setting
 from ..ssl import ema_update_, sigmoid_rampup
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, Payload, State, Upload, clone
+from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .static_batchnorm import static_statistics
 
 BYOL_EMA = 0.999
@@ -68,13 +70,18 @@ def byol_loss(online: Tensor, target: Tensor) -> Tensor:
     return (2 - 2 * F.cosine_similarity(online, target.detach(), dim=1)).mean()
 
 
+@dataclass(frozen=True)
+class FedConSettings(AlgorithmSettings):
+    byol_hidden: int = setting(512, "[1, 65536]", "hidden width of the BYOL predictor MLP")
+
+
 class FedCon(Algorithm):
     name = "fedcon"
     revision = 2     # 2: static BN honoured (it was ignored); only FedAnchor's experiments run FedCon
     trainable = ("model", "predictor")
     cohort = True
     labels_at = ("server",)    # the server's supervised epoch; clients run BYOL without labels
-    settings = {"byol_hidden": "[1, 65536]"}
+    settings = FedConSettings
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)

@@ -42,13 +42,16 @@ Reading choices, and why:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from ..batches import Batch, DataView, Plan
+from ..config import setting
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, State, Upload, mixed_plan
+from .base import Algorithm, AlgorithmSettings, State, Upload, mixed_plan
 from .static_batchnorm import static_statistics
 
 
@@ -67,17 +70,24 @@ def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshol
     return (per_sample * mask).mean(), mask
 
 
+@dataclass(frozen=True)
+class FedFixMatchSettings(AlgorithmSettings):
+    """FixMatch's T and λ_u (FedSiam's Table 3), and which mean its labeled loss takes."""
+    pseudo_label_threshold: float = setting(0.95, "[0, 1]", "T: confidence above which a pseudo-label is kept")
+    unlabeled_loss_weight: float = setting(1.0, "[0, inf)", "λ_u: weight of the unlabeled (pseudo-label) loss")
+    labeled_loss_mean: str = setting("labeled", ("labeled", "batch"),
+                                     "the labeled CE: mean over the batch's labeled samples (FixMatch Eq. 2) or "
+                                     "'batch': summed and divided by the whole mixed batch (the FedSiam authors' "
+                                     "LocalUpdate_fedfixmatch; a measured-cause row, not the paper's)")
+
+
 class FedFixMatch(Algorithm):
     name = "fedfixmatch"
     # revision 1 kept with static BN: it changes only runs with static_batchnorm=True, which no
     # experiment produced before (FedSiam's FedFixMatch runs, at the default False, are unchanged)
     cohort = True
     labels_at = ("client", "server")    # labeled term at clients, or server_update at the server
-    settings = {
-        "pseudo_label_threshold": "[0, 1]",     # T
-        "unlabeled_loss_weight": "[0, inf)",    # λ_u
-        "labeled_loss_mean": ("labeled", "batch"),
-    }
+    settings = FedFixMatchSettings
     reads_also = ("pretrain_epochs", "pretrain_lr")     # the server's pre-training (FedAnchor's baseline)
 
     def init_state(self, initial: Tensors) -> State:

@@ -104,6 +104,8 @@ Reading choices, and why:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 import torch
 import torch.nn.functional as F
@@ -111,9 +113,10 @@ from torch import Tensor
 
 from ..aggregate import weighted_mean
 from ..batches import Batch, BatchPart, DataView, Plan
+from ..config import setting
 from ..data.datasets import shape_of
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
+from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 PSI_FACTOR = 0.2        # ψ_0 = 0.2 σ_0, the official `psi_factor`
 
@@ -176,17 +179,21 @@ def nearest_clients(embeddings: dict[int, Tensor], client: int, candidates: list
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class FedMatchSettings(AlgorithmSettings):
+    """FedMatch's H and λs (its official values)."""
+    fedmatch_helpers: int = setting(2, "[0, 100]", "H: helper models whose agreement forms the pseudo-label")
+    fedmatch_lambda_iccs: float = setting(1e-2, "[0, inf)", "λ_ICCS: inter-client consistency weight")
+    fedmatch_lambda_l1: float = setting(1e-4, "[0, inf)", "λ_L1: sparsity of ψ")
+    fedmatch_lambda_l2: float = setting(10.0, "[0, inf)", "λ_L2: ‖σ* − ψ‖² pulls ψ toward the downloaded σ (L_u)")
+
+
 class FedMatch(Algorithm):
     name = "fedmatch"
     helper_interval = 10     # helpers are sent in rounds 10, 20, ... (paper; official h_interval)
     cohort = True            # same trainable parts and helper slots for every client of a round
     labels_at = ("client", "server")    # Algorithm 1 (labels-at-client) and Algorithm 2 (labels-at-server)
-    settings = {
-        "fedmatch_helpers": "[0, 100]",         # H
-        "fedmatch_lambda_iccs": "[0, inf)",
-        "fedmatch_lambda_l1": "[0, inf)",
-        "fedmatch_lambda_l2": "[0, inf)",
-    }
+    settings = FedMatchSettings
     reads_also = ("pseudo_label_threshold", "unlabeled_loss_weight")    # FedFixMatch's T and λ_u
 
     @staticmethod

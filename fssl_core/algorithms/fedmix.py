@@ -83,15 +83,18 @@ supervised step, which it does not here; we keep the papers' reading and report 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from ..aggregate import weighted_mean
 from ..batches import Batch, DataView, Plan
+from ..config import setting
 from ..data.augment import AugmentSpec, random_crop_flip
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
+from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 
 def sharpen(probs: Tensor, temperature: float) -> Tensor:
@@ -116,23 +119,35 @@ def flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
     return random_crop_flip(x, generator, AugmentSpec(flip=spec.flip, pad=0))
 
 
+@dataclass(frozen=True)
+class FedMixSettings(AlgorithmSettings):
+    """FedMix's Eq. 7-9 (fedmix-fedfreq.txt, fedmix-fedloss-zh.txt) and the choices the papers leave open."""
+    mix_alpha: float = setting(0.5, "[0, 1]", "α: weight of the aggregated unsupervised model ψ in ω_{t+1} (Eq. 9)")
+    mix_beta: float = setting(0.3, "[0, 1]", "β: weight of the server's supervised model σ")
+    mix_gamma: float = setting(0.2, "[0, 1]", "γ: weight of the previous global model ω_t; α+β+γ = 1")
+    fedmix_pseudo_label: str = setting("sharpen", ("sharpen", "argmax"), "'sharpen' (journal Eq. 8-9) or 'argmax' "
+                                       "(conference Eq. 8)")
+    sharpen_temperature: float = setting(0.5, "[0.01, inf)", "T of Sharpen; the papers give none, 0.5 is "
+                                         "MixMatch's (below 0.01, p^(1/T) underflows float32: Sharpen is 0/0)")
+    fedmix_views: int = setting(5, "[1, 100]", "A: augmented views averaged into the pseudo-label")
+    fedmix_lambda_1: float = setting(1.0, "[0, inf)", "λ_1: weight of the pseudo-label cross-entropy (Eq. 7; no "
+                                     "value in the papers)")
+    fedmix_lambda_2: float = setting(1.0, "[0, inf)", "λ_2: weight of the shift-vs-flip consistency (Eq. 7; no "
+                                     "value in the papers)")
+    fedmix_client_start: str = setting("omega", ("omega", "sigma"), "ψ_t^k ← ω_t (Algorithm 1 line 13 of both "
+                                       "papers) or 'sigma': ← σ_{t+1}, the server's new supervised model (a "
+                                       "sensitivity row, not the papers')")
+    fedmix_warmup_rounds: int = setting(0, "[0, 1000000]", "rounds in which ω_{t+1} = σ_{t+1} before Eq. 9 applies "
+                                        "(neither paper has one)")
+    fedmix_teacher: str = setting("trained", ("trained", "received"), "whose ȳ (Eq. 8): 'trained', ψ as it is "
+                                  "trained, or 'received', ψ_t^k = ω_t as downloaded, frozen for the round")
+
+
 class FedMix(Algorithm):
     name = "fedmix"
     cohort = True
     labels_at = ("server",)    # L_s at the server; clients minimise L_u and never read a label
-    settings = {
-        "mix_alpha": "[0, 1]",                  # α, β, γ of Eq. 9
-        "mix_beta": "[0, 1]",
-        "mix_gamma": "[0, 1]",
-        "fedmix_pseudo_label": ("sharpen", "argmax"),
-        "sharpen_temperature": "[0.01, inf)",   # below, p^(1/T) underflows float32 for every p < 1: Sharpen is 0/0
-        "fedmix_views": "[1, 100]",             # A
-        "fedmix_lambda_1": "[0, inf)",
-        "fedmix_lambda_2": "[0, inf)",
-        "fedmix_client_start": ("omega", "sigma"),
-        "fedmix_warmup_rounds": "[0, 1000000]",
-        "fedmix_teacher": ("trained", "received"),
-    }
+    settings = FedMixSettings
     reads_also = ("pseudo_label_threshold",)    # the confidence threshold (FedFixMatch's T)
 
     @staticmethod

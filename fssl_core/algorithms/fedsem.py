@@ -46,12 +46,15 @@ Reading choices, and why:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
 from ..batches import Batch, DataView, Plan
+from ..config import setting
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, Payload, State, Upload, clone
+from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 
 
 def phase1_rounds(cfg) -> int:
@@ -73,13 +76,18 @@ def pooled_plan(cfg, view: DataView) -> Plan:
                 epoch_over="unlabeled")
 
 
+@dataclass(frozen=True)
+class FedSemSettings(AlgorithmSettings):
+    fedsem_phase1_fraction: float = setting(0.6, "[0, 1]", "R_G^1 / R_G (Table 3: 30 of 30 + 20 rounds)")
+
+
 class FedSem(Algorithm):
     name = "fedsem"
     cohort = True
     # the paper's is labels-at-client; at the server it runs as the module docstring says (server
     # training, then pseudo-labels), which FedSiam does not report but which trains
     labels_at = ("client", "server")
-    settings = {"fedsem_phase1_fraction": "[0, 1]"}     # R_G^1 / R_G
+    settings = FedSemSettings
     reads_also = ("unlabeled_loss_weight",)             # λ_u of the pseudo-label phase (FedFixMatch's)
 
     def __init__(self, cfg, ctx):

@@ -48,6 +48,7 @@ Reading choices, each the one under which the paper's own claims hold:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -55,9 +56,10 @@ from torch import Tensor
 
 from ..aggregate import weighted_mean
 from ..batches import Batch, BatchPart, DataView, Plan
+from ..config import setting
 from ..ssl import CONSISTENCY, ema_update_, sigmoid_rampup
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, Payload, State, Upload, clone, mixed_plan
+from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 # ---------------------------------------------------------------------------------------------
 # τ schedules (pure; the τ-curve explorer and Figures 3–4 draw these)
@@ -139,22 +141,32 @@ def client_steps(step: Step) -> int | Tensor:
     return (step.participation - 1) * step.local_steps + step.local_step + 1
 
 
+@dataclass(frozen=True)
+class FedSiamSettings(AlgorithmSettings):
+    """FedSiam's Table 4 and its equations."""
+    ema_decay: float = setting(0.999, "[0, 1]", "α_max: upper bound of the ramped EMA decay α^k (Eq. 9)")
+    ema_clock: str = setting("steps", ("steps", "epochs"),
+                             "q of α^k = min(1 − 1/(q + 1), α_max): the client's SGD steps (Eq. 9's step, Mean "
+                             "Teacher's) or 'epochs': its local epochs counted as β^k counts them, p·R_L + e (the "
+                             "FedSiam authors' update_ema_variables)")
+    consistency: str = setting("mse", tuple(CONSISTENCY), "J: 'mse' (Eq. 4) or 'kl' (Eq. 5)")
+    consistency_rampup: int = setting(10, "[0, 1000000]",
+                                      "φ_l: a client's local epochs over which β^k ramps up to 1 (sigmoid; each "
+                                      "client counts its own)")
+    tau_curve: str = setting("linear", ("linear", "rectangle"), "τ schedule: 'linear' (Eq. 11) or 'rectangle' (Eq. 12)")
+    tau_phi_g: int = setting(3, "[0, 1000000]",
+                             "φ_g: tipping point 1, also the Λ window in rounds (paper: 3 linear, 10 rectangle)")
+    tau_varphi_g: int = setting(40, "[0, 1000000]", "ϕ_g: tipping point 2 of the rectangle curve")
+    tau_mu: float = setting(0.5, "[0, 1]", "μ: target reduction of online-net uploads relative to FedSiam-MT")
+
+
 class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
     revision = 2     # 2: β^k and α^k on the client's own clock, α^k counted in steps
     cohort = True
     labels_at = ("client", "server")    # Eq. 7 (labels-at-client) and Eq. 8 (labels-at-server)
-    settings = {
-        "ema_decay": "[0, 1]",                  # α_max (Eq. 9)
-        "ema_clock": ("steps", "epochs"),
-        "consistency": tuple(CONSISTENCY),      # J: Eq. 4 or Eq. 5
-        "consistency_rampup": "[0, 1000000]",
-        "tau_curve": ("linear", "rectangle"),   # Eq. 11 or Eq. 12
-        "tau_phi_g": "[0, 1000000]",
-        "tau_varphi_g": "[0, 1000000]",
-        "tau_mu": "[0, 1]",
-    }
+    settings = FedSiamSettings
 
     @staticmethod
     def _tau_rectangle(cfg, facts):

@@ -43,6 +43,8 @@ unlabeled samples.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -50,8 +52,9 @@ from torch import Tensor
 
 from ..aggregate import weighted_mean
 from ..batches import Batch, DataView, Plan, UnlabeledPart
+from ..config import setting
 from ..training import Nets, Step, Tensors
-from .base import Algorithm, Payload, State, Upload, clone
+from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .fedfixmatch import FedFixMatch
 from .static_batchnorm import static_statistics
 
@@ -67,6 +70,18 @@ def mixup_loss(logits: Tensor, y_a: Tensor, y_b: Tensor, lam: float) -> Tensor:
     return lam * F.cross_entropy(logits, y_a) + (1.0 - lam) * F.cross_entropy(logits, y_b)
 
 
+@dataclass(frozen=True)
+class SemiFLSettings(AlgorithmSettings):
+    """SemiFL's client loss and the server's pre-training (fedanchor.txt Appendices B-C)."""
+    mixup_beta: float = setting(0.75, "[1e-6, inf)", "a of λ_mix ~ Beta(a, a) (Eq. 8)")
+    mix_loss_weight: float = setting(1.0, "[0, inf)", "b (Eq. 10)")
+    pretrain_epochs: int = setting(0, "[0, 10000]", "server epochs on its labeled set before round 1 (FedAnchor: "
+                                   "5, Appendix C)")
+    pretrain_lr: float = setting(0.05, "(0, inf)", "their learning rate (Appendix C)")
+    client_mixup: bool = setting(True, (False, True), "clients minimise L_fix + b·L_mix (Appendix B, Eq. 10); "
+                                 "False: L_fix only")
+
+
 class AlternateTraining(Algorithm):
     """Server training alternating with clients that train on their confident pseudo-labels.
     Subclasses give the pseudo-labeller (`pseudo_label`) and the server's training (`server_train`).
@@ -75,13 +90,7 @@ class AlternateTraining(Algorithm):
     loss, and its fix set (the samples that passed the threshold) differs in size between clients."""
     # supervised training is the server's; clients train on pseudo-labels of their unlabeled data
     labels_at = ("server",)
-    settings = {
-        "mixup_beta": "[1e-6, inf)",            # a of Beta(a, a), Eq. 8
-        "mix_loss_weight": "[0, inf)",          # b, Eq. 10
-        "pretrain_epochs": "[0, 10000]",
-        "pretrain_lr": "(0, inf)",
-        "client_mixup": (False, True),          # False: L_fix only
-    }
+    settings = SemiFLSettings
     reads_also = ("pseudo_label_threshold",)    # FedFixMatch's T, the clients' confidence threshold
 
     def init_state(self, initial: Tensors) -> State:

@@ -98,7 +98,7 @@ def shape_of(name: str) -> Shape:
     return Shape(len(spec.mean), spec.image_size, spec.num_classes, spec.num_train, spec.num_test)
 
 
-# --- what RunConfig asks of the data sets (config.py); each rule returns None or the message -----
+# --- what RunConfig asks of the data sets (run_config.py); each rule returns None or the message -----
 
 # A resplit's test set holds at least this many samples per class (it is drawn class-stratified): at 10 a class, one
 # sample is 1 accuracy point on 10 classes, the coarsest step at which the papers' differences (a point or two)

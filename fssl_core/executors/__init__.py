@@ -6,7 +6,7 @@
 Runs are independent and their results live only in their own directories (fssl_core/store/), so
 they can run in any order, side by side or on a cluster, and the store merges them by directory. An
 executor is an object with `run(configs, store, job)` (the `Executor` protocol below); adding one is a
-module implementing it plus a line in EXECUTORS.
+module implementing it (executors/base.py) plus a line in EXECUTORS.
 
 EXECUTORS names each executor's factory as "module:attribute" text, so the command line lists and
 checks the names without importing an executor, nor torch behind it: importing this package
@@ -17,48 +17,23 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from ..config import ConfigError, RunConfig
+from ..config import ConfigError
+from .base import Executor, RunsFailed, default_batch, default_workers
 
-if TYPE_CHECKING:
-    from ..progress import JobProgress
+if TYPE_CHECKING:     # annotations only: importing this package imports no torch (module docstring)
+    from ..run_config import RunConfig
     from ..store import RunResult, RunStore
+
+__all__ = ["EXECUTORS", "Executor", "RunsFailed", "default_batch", "default_workers", "executor_named", "run_all",
+           "sigterm_as_interrupt"]
 
 # name -> "module:factory"; the factory's keyword arguments are the executor's options
 EXECUTORS: dict[str, str] = {
     "local": "fssl_core.executors.local:LocalExecutor",
     "ray": "fssl_core.executors.ray:RayExecutor",
 }
-
-
-class RunsFailed(RuntimeError):
-    """Some runs raised in their task; the other runs of the job are in the store."""
-
-
-class Executor(Protocol):
-    """Trains runs into a store. Only `run` is required: subclass this to inherit the others.
-
-    As a context manager an executor holds what it needs across calls (reproduce: the plan's estimate,
-    then the training, on one Ray); these defaults hold nothing.
-    """
-
-    def run(self, configs: list[RunConfig], store: RunStore, job: JobProgress) -> None:
-        """Train `configs` (distinct, none finished in `store`) into `store`, reporting to `job`: `job.poll`
-        with the runs in flight, `job.finished(cfg, summary)` once per run. An interrupt (KeyboardInterrupt,
-        also raised on SIGTERM) must stop every run before it propagates; the next call resumes each run
-        from its checkpoint."""
-        raise NotImplementedError
-
-    def slots(self, configs: list[RunConfig]) -> int:
-        """How many of `configs` train at once (the plan's estimated time)."""
-        return 1
-
-    def __enter__(self) -> Executor:
-        return self
-
-    def __exit__(self, *exc: Any) -> bool:
-        return False
 
 
 def executor_named(name: str | None = None, workers: int | None = None, **options: Any) -> Executor:
@@ -121,44 +96,6 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
         job.close()
     from ..trainer import train
     return [train(cfg, store, progress=False) for cfg in configs]   # all finished: read back
-
-
-def default_batch(configs: list[RunConfig]) -> int:
-    """How many runs one task trains in lockstep (trainer.train_batch): $FSSL_BATCH if set; else, for CUDA
-    runs, as many as the GPU's memory holds by trainer.batch_size (at most trainer.BATCH_CAP); else 1: on
-    this project's 2-core CPU a batch trained no faster than its runs one after another (`bench
-    cases=batch`, README), and a run a process keeps both cores busy."""
-    if "FSSL_BATCH" in os.environ:
-        text = os.environ["FSSL_BATCH"]
-        if not (text.isascii() and text.strip().isdigit() and int(text) >= 1):
-            raise ConfigError(f"FSSL_BATCH={text!r}: must be a whole number of runs a batch, 1 or more")
-        return int(text)
-    cuda = [c for c in configs if c.device == "cuda"]
-    if not cuda:
-        return 1
-    import torch
-
-    from ..trainer import batch_size, network_size
-    memory = torch.cuda.get_device_properties(0).total_memory
-    return min(batch_size(c, *network_size(c), memory) for c in cuda)
-
-
-def default_workers(configs: list[RunConfig]) -> int:
-    if "FSSL_WORKERS" in os.environ:
-        text = os.environ["FSSL_WORKERS"]
-        if not (text.isascii() and text.strip().isdigit() and int(text) >= 1):
-            raise ConfigError(f"FSSL_WORKERS={text!r}: must be a whole number of worker processes, 1 or more")
-        return int(text)
-    if any(c.device == "cuda" for c in configs):
-        import sys
-
-        import torch
-
-        from ..gpu_defaults import workers
-        count, why = workers(torch.cuda.get_device_name())
-        print(f"[executor] CUDA runs: {why}; FSSL_WORKERS sets another count", file=sys.stderr, flush=True)
-        return count
-    return os.cpu_count() or 1
 
 
 class sigterm_as_interrupt:

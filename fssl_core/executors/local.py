@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import sys
 
-from ..config import RunConfig
+from ..run_config import RunConfig
 from ..progress import JobProgress
 from ..store import RunStore
-from . import Executor, default_batch, default_workers
+from .base import Executor, default_batch, default_workers
 
 
 class LocalExecutor(Executor):
@@ -51,7 +51,7 @@ def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: 
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_die_with_parent)
+                               initializer=die_with_parent)
     try:
         queue = iter(batches)
         running = {}
@@ -77,7 +77,7 @@ def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: 
     pool.shutdown(wait=True)
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In a worker: ask Linux to end this process when the job that started it dies, however it dies
     (a SIGKILL leaves no handler a chance to stop the workers)."""
     if sys.platform.startswith("linux"):

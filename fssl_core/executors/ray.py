@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Callable
 
 from .. import __version__
-from ..config import ConfigError, RunConfig
+from ..config import ConfigError
+from ..run_config import RunConfig
 from ..progress import JobProgress
 from ..store import RESULT, RunStore, atomic_write_bytes, atomic_write_text, describe, run_lock
-from . import Executor, RunsFailed
+from .base import Executor, RunsFailed
 
 INSTALL_HINT = "pip install -e '.[ray]'"
 MAX_RETRIES = 3                 # retries of a task whose worker died; an exception in the run is never retried

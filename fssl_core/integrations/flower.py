@@ -33,7 +33,7 @@ from typing import Any
 import torch
 
 from ..algorithms.base import Payload, State, Upload
-from ..config import RunConfig
+from ..run_config import RunConfig
 from ..engine import Federation, payload_bytes
 
 try:
@@ -234,8 +234,8 @@ def simulate(cfg: RunConfig, progress: bool = True, backend_config: dict | None 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ..cli import _pairs
-    cfg = RunConfig.from_strings(_pairs(sys.argv[1:] if argv is None else argv))
+    from ..config import key_value_pairs
+    cfg = RunConfig.from_strings(key_value_pairs(sys.argv[1:] if argv is None else argv))
     start = time.perf_counter()
     rows, _ = simulate(cfg)
     final = next((r["accuracy"] for r in reversed(rows) if "accuracy" in r), None)

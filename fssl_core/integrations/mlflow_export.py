@@ -4,7 +4,7 @@ browse and compare runs in MLflow's UI (`pip install -e '.[mlflow]'`).
 Each finished run that proves itself (RunStore.survey) becomes one MLflow run in the experiment
 `experiment` (default "fssl"):
 - params: every RunConfig field (MLflow stores params as strings);
-- tags: `fssl.run_id`, `fssl.identity_hash` (what the run computes, config.RunConfig.identity_hash),
+- tags: `fssl.run_id`, `fssl.identity_hash` (what the run computes, run_config.RunConfig.identity_hash),
   `fssl.status` and the run's description as the run name;
 - metrics: every numeric field of every metrics.jsonl row, with the row's round as MLflow's step;
 - artifacts: result.json and env.json, as stored.

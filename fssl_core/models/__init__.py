@@ -46,7 +46,7 @@ def _model_fits_dataset(cfg, facts):
 
 
 def config_rules() -> tuple[dict, tuple]:
-    """What RunConfig asks of the networks (config.py): the anchor head's width (`projection_dim`, 0: none;
+    """What RunConfig asks of the networks (run_config.py): the anchor head's width (`projection_dim`, 0: none;
     built for whichever algorithm runs, so it is every run's, not FedAnchor's alone) and the image size."""
     return {"projection_dim": "[0, 65536]"}, (_model_fits_dataset,)
 

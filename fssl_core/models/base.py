@@ -24,7 +24,7 @@ class Network(nn.Module):
     # feature maps; None: any size of the data sets here (the features are pooled globally).
     # RunConfig rejects a model whose size differs from the data set's.
     image_size: int | None = None
-    # bumped when a change alters what this network's runs compute (config.py: run identity)
+    # bumped when a change alters what this network's runs compute (run_config.py: run identity)
     revision = 0
 
     def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):

@@ -31,7 +31,9 @@ from typing import Any
 
 import torch
 
-from ..config import ConfigError, RunConfig
+from ..config import ConfigError
+
+from ..run_config import RunConfig
 from .files import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
                     read_bytes, read_json, read_rows)
 from .summary import DIVERGED, OK, summarize

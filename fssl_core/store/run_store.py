@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator
 import torch
 
 from .. import __version__, precision
-from ..config import ConfigError, RunConfig
+from ..config import ConfigError
+from ..run_config import RunConfig
 from ..paths import runs_dir
 from .files import CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, StoreIOError, atomic_write_text, \
     move_aside, read_json, read_rows, run_lock

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..config import RunConfig
+from ..run_config import RunConfig
 
 OK, DIVERGED, AT_CHANCE = "ok", "diverged", "at-chance"
 MEASURED = (OK, AT_CHANCE)      # statuses whose accuracy is a measurement (report.py shows their values)

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from fssl_core.config import RunConfig
+from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
 from fssl_core.trainer import train
 

@@ -41,30 +41,15 @@ from .at_server import (server_dirichlet_partition, server_iid_partition, server
                         server_shards_partition, streaming_dirichlet_partition)
 from .checks import DirichletDrawError, PartitionError
 from .config_rules import config_rules
-from .constructions import _same, server_set_size
+from .constructions import same_as_default, server_set_size
 from .resplit import resplit_train_test
+from .names import LABELS_AT, OPTIONAL, PARTITIONS, USES, partition_arguments
 from .splits import ClientSplit, Partition
 
 __all__ = [
     'PARTITIONS', 'LABELS_AT', 'ClientSplit', 'DirichletDrawError', 'Partition',
     'PartitionError', 'build_partition', 'config_rules', 'partition_arguments', 'resplit_train_test', 'server_set_size',
 ]
-
-PARTITIONS = (
-    'iid', 'noniid1', 'noniid2', 'noniid3', 'client_dirichlet',
-    'server_iid', 'server_shards', 'server_dirichlet', 'server_lda', 'streaming_dirichlet',
-)
-
-# Where each partition holds its labels: 'client' (labels-at-client, FedSiam's first scenario; the
-# server holds none) or 'server' (labels-at-server: every client's data is unlabeled). An algorithm
-# declares which it can use (`Algorithm.labels_at`); RunConfig checks the two agree.
-LABELS_AT = {
-    'iid': 'client', 'noniid1': 'client', 'noniid2': 'client', 'noniid3': 'client', 'client_dirichlet': 'client',
-    'server_iid': 'server', 'server_shards': 'server', 'server_dirichlet': 'server', 'server_lda': 'server',
-    'streaming_dirichlet': 'server',
-}
-assert tuple(LABELS_AT) == PARTITIONS
-
 
 _BUILDERS = {
     'iid': iid_partition,
@@ -79,35 +64,6 @@ _BUILDERS = {
     'streaming_dirichlet': streaming_dirichlet_partition,
 }
 assert tuple(_BUILDERS) == PARTITIONS
-
-# build_partition's optional arguments and their defaults; a partition must not be handed one it
-# does not use at a non-default value (that is almost always a configuration mistake).
-_OPTIONAL = {
-    'labeled_ratio': None, 'server_labeled': None, 'dirichlet_alpha': None,
-    'classes_per_client': 2, 'stream_parts': 1, 'rich_clients': 10, 'rich_labeled_ratio': 0.55,
-    'server_balanced': False, 'stratified': False, 'min_client_size': 10,
-}
-_SERVER = ('labeled_ratio', 'server_labeled', 'server_balanced', 'stream_parts')
-_USES = {
-    'iid': ('labeled_ratio', 'stream_parts'),
-    'noniid1': ('labeled_ratio', 'classes_per_client', 'stream_parts'),
-    'noniid2': ('labeled_ratio', 'classes_per_client', 'stream_parts'),
-    'noniid3': ('labeled_ratio', 'rich_clients', 'rich_labeled_ratio', 'stream_parts'),
-    'client_dirichlet': ('labeled_ratio', 'dirichlet_alpha', 'min_client_size', 'stream_parts'),
-    'server_iid': _SERVER + ('stratified',),
-    'server_shards': _SERVER + ('classes_per_client',),
-    'server_dirichlet': _SERVER + ('dirichlet_alpha', 'min_client_size'),
-    'server_lda': _SERVER + ('dirichlet_alpha',),
-    'streaming_dirichlet': _SERVER + ('dirichlet_alpha', 'min_client_size'),
-}
-
-
-def partition_arguments(name: str) -> tuple[str, ...]:
-    """The optional arguments of build_partition that partition `name` reads."""
-    if name not in _USES:
-        raise PartitionError(f'partition_arguments: name={name!r} must be one of {", ".join(map(repr, PARTITIONS))}')
-    return _USES[name]
-
 
 def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
                     labeled_ratio: float | None = None, server_labeled: int | None = None,
@@ -143,11 +99,11 @@ def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clie
              'stream_parts': stream_parts, 'rich_clients': rich_clients,
              'rich_labeled_ratio': rich_labeled_ratio, 'server_balanced': server_balanced,
              'stratified': stratified, 'min_client_size': min_client_size}
-    uses = _USES[name]
+    uses = USES[name]
     for param, value in given.items():
-        if param not in uses and not _same(value, _OPTIONAL[param]):
+        if param not in uses and not same_as_default(value, OPTIONAL[param]):
             raise PartitionError(f"partition '{name}': {param}={value!r} is not used by this partition; "
-                             f"leave it at its default {_OPTIONAL[param]!r}")
+                             f"leave it at its default {OPTIONAL[param]!r}")
     kwargs = {p: given[p] for p in uses}
     return _BUILDERS[name](labels, num_classes=num_classes, num_clients=num_clients, seed=seed,
                            **kwargs)

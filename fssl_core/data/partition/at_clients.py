@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import PartitionError, _check_alpha, _check_clients, _check_fraction, _check_int, _check_labels, _check_shards, _check_stream_parts, _rng, _where
-from .constructions import _EMPTY, _dirichlet_over_clients, _finalize, _label_stratified, _label_within, _shards, _stratified_clients
+from .checks import PartitionError, check_alpha, check_clients, check_fraction, check_int, check_labels, check_shards, check_stream_parts, seeded_rng, where_of
+from .constructions import EMPTY, dirichlet_over_clients, finalize, label_stratified, label_within, shards_of, stratified_clients
 from .splits import Partition
 
 
@@ -32,13 +32,13 @@ def iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, see
     labeled, can leave a client 1-2 labeled samples of a class it holds 60 of.
     """
     name = 'iid'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_fraction(name, 'labeled_ratio', labeled_ratio)
-    rng = _rng(_where(name), seed)
-    splits = _label_stratified(_stratified_clients(labels, num_classes, num_clients, rng), labels,
+    labels = check_labels(name, labels, num_classes)
+    check_clients(name, num_clients, labels.size)
+    check_fraction(name, 'labeled_ratio', labeled_ratio)
+    rng = seeded_rng(where_of(name), seed)
+    splits = label_stratified(stratified_clients(labels, num_classes, num_clients, rng), labels,
                                np.full(num_clients, labeled_ratio), rng)
-    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+    return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
 def noniid1_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -63,19 +63,19 @@ def noniid1_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     """
     name = 'noniid1'
     splits, rng = _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client)
-    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+    return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
 def _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client):
     """Non-IID-I's per-client (labeled, unlabeled) splits and the generator after drawing them;
     Non-IID-II starts from the same draws so that its labeled sets are Non-IID-I's."""
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_fraction(name, 'labeled_ratio', labeled_ratio)
-    _check_shards(name, classes_per_client, num_clients, labels.size)
-    rng = _rng(_where(name), seed)
-    clients = _shards(labels, np.arange(labels.size), num_clients, classes_per_client, rng)
-    return _label_within(clients, np.full(num_clients, labeled_ratio), rng), rng
+    labels = check_labels(name, labels, num_classes)
+    check_clients(name, num_clients, labels.size)
+    check_fraction(name, 'labeled_ratio', labeled_ratio)
+    check_shards(name, classes_per_client, num_clients, labels.size)
+    rng = seeded_rng(where_of(name), seed)
+    clients = shards_of(labels, np.arange(labels.size), num_clients, classes_per_client, rng)
+    return label_within(clients, np.full(num_clients, labeled_ratio), rng), rng
 
 
 def noniid2_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -99,7 +99,7 @@ def noniid2_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     pooled = rng.permutation(np.concatenate([unl for _, unl in splits]))
     cuts = np.cumsum([unl.size for _, unl in splits])[:-1]
     splits = [(lab, unl) for (lab, _), unl in zip(splits, np.split(pooled, cuts))]
-    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+    return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
 def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -128,11 +128,11 @@ def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     half up on its own, so the total can drift from γ·|D| by up to K/2.
     """
     name = 'noniid3'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_fraction(name, 'labeled_ratio', labeled_ratio)
-    _check_int(_where(name), 'rich_clients', rich_clients, 0, num_clients - 1, ' (num_clients - 1)')
-    _check_fraction(name, 'rich_labeled_ratio', rich_labeled_ratio, closed=True)
+    labels = check_labels(name, labels, num_classes)
+    check_clients(name, num_clients, labels.size)
+    check_fraction(name, 'labeled_ratio', labeled_ratio)
+    check_int(where_of(name), 'rich_clients', rich_clients, 0, num_clients - 1, ' (num_clients - 1)')
+    check_fraction(name, 'rich_labeled_ratio', rich_labeled_ratio, closed=True)
     poor = (labeled_ratio * num_clients - rich_clients * rich_labeled_ratio) / (num_clients - rich_clients)
     if not -1e-12 <= poor <= 1 + 1e-12:
         raise PartitionError(
@@ -140,12 +140,12 @@ def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
             f"{rich_labeled_ratio} and labeled_ratio={labeled_ratio} leaves the other "
             f"{num_clients - rich_clients} clients a labeled ratio of {poor:.4g}, which must be "
             f"within [0, 1]; change rich_labeled_ratio or labeled_ratio")
-    rng = _rng(_where(name), seed)
-    clients = _stratified_clients(labels, num_classes, num_clients, rng)
+    rng = seeded_rng(where_of(name), seed)
+    clients = stratified_clients(labels, num_classes, num_clients, rng)
     ratios = np.full(num_clients, min(max(poor, 0.0), 1.0))
     ratios[rng.choice(num_clients, size=rich_clients, replace=False)] = rich_labeled_ratio
-    splits = _label_stratified(clients, labels, ratios, rng)
-    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+    splits = label_stratified(clients, labels, ratios, rng)
+    return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
 def client_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -159,17 +159,17 @@ def client_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clie
     each client are labeled, as in FedSiam's labels-at-client scenario (fedsiam.md line 226).
     """
     name = 'client_dirichlet'
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_fraction(name, 'labeled_ratio', labeled_ratio)
-    _check_alpha(name, dirichlet_alpha)
-    _check_int(_where(name), 'min_client_size', min_client_size, 1, labels.size // num_clients,
+    labels = check_labels(name, labels, num_classes)
+    check_clients(name, num_clients, labels.size)
+    check_fraction(name, 'labeled_ratio', labeled_ratio)
+    check_alpha(name, dirichlet_alpha)
+    check_int(where_of(name), 'min_client_size', min_client_size, 1, labels.size // num_clients,
                ' (samples // num_clients)')
-    _check_stream_parts(name, stream_parts)
-    rng = _rng(_where(name), seed)
-    clients = _dirichlet_over_clients(name, labels, np.arange(labels.size), num_classes,
+    check_stream_parts(name, stream_parts)
+    rng = seeded_rng(where_of(name), seed)
+    clients = dirichlet_over_clients(name, labels, np.arange(labels.size), num_classes,
                                       num_clients, dirichlet_alpha, min_client_size, rng)
-    splits = _label_within(clients, np.full(num_clients, labeled_ratio), rng)
-    return _finalize(name, _EMPTY, splits, stream_parts, rng)
+    splits = label_within(clients, np.full(num_clients, labeled_ratio), rng)
+    return finalize(name, EMPTY, splits, stream_parts, rng)
 
 

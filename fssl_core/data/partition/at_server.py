@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import _check_alpha, _check_bool, _check_int, _check_shards, _where
-from .constructions import _EMPTY, _finalize, _lda_equal_sizes, _server_dirichlet, _server_first, _shards
+from .checks import check_alpha, check_bool, check_int, check_shards, where_of
+from .constructions import EMPTY, finalize, lda_equal_sizes, server_dirichlet_split, server_first, shards_of
 from .splits import Partition
 
 
@@ -38,8 +38,8 @@ def server_iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     from any other's by at most one (exactly 55 per class for FedMix's CIFAR-10 numbers).
     """
     name = 'server_iid'
-    _check_bool(name, 'stratified', stratified)
-    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+    check_bool(name, 'stratified', stratified)
+    labels, rng, server, pool = server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
                                               server_labeled, server_balanced, stream_parts)
     if stratified:
         order = rng.permutation(pool)
@@ -48,7 +48,7 @@ def server_iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
         clients = [order[owner == k] for k in range(num_clients)]
     else:
         clients = np.array_split(rng.permutation(pool), num_clients)
-    return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
+    return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
 
 
 def server_shards_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -70,11 +70,11 @@ def server_shards_partition(labels: np.ndarray, *, num_classes: int, num_clients
     this function follows the paper's text: labeled first, then |D|(1−γ)/K per client.
     """
     name = 'server_shards'
-    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+    labels, rng, server, pool = server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
                                               server_labeled, server_balanced, stream_parts)
-    _check_shards(name, classes_per_client, num_clients, pool.size)
-    clients = _shards(labels, pool, num_clients, classes_per_client, rng)
-    return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
+    check_shards(name, classes_per_client, num_clients, pool.size)
+    clients = shards_of(labels, pool, num_clients, classes_per_client, rng)
+    return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
 
 
 def server_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -108,7 +108,7 @@ def server_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clie
     The redraws use the same seeded generator, so the result is still a function of the seed.
     """
     name = 'server_dirichlet'
-    return _server_dirichlet(name, labels, num_classes, num_clients, seed, dirichlet_alpha,
+    return server_dirichlet_split(name, labels, num_classes, num_clients, seed, dirichlet_alpha,
                              labeled_ratio, server_labeled, server_balanced, min_client_size,
                              stream_parts)
 
@@ -144,11 +144,11 @@ def server_lda_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     smoothing, and is fast.
     """
     name = 'server_lda'
-    _check_alpha(name, dirichlet_alpha)
-    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+    check_alpha(name, dirichlet_alpha)
+    labels, rng, server, pool = server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
                                               server_labeled, server_balanced, stream_parts)
-    clients = _lda_equal_sizes(labels, pool, num_classes, num_clients, dirichlet_alpha, rng)
-    return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
+    clients = lda_equal_sizes(labels, pool, num_classes, num_clients, dirichlet_alpha, rng)
+    return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
 
 
 def streaming_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
@@ -179,9 +179,9 @@ def streaming_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_c
     The 64,000/2,000 train/test sets come from `resplit_train_test`.
     """
     name = 'streaming_dirichlet'
-    _check_int(_where(name), 'stream_parts', stream_parts, 2,
+    check_int(where_of(name), 'stream_parts', stream_parts, 2,
                note=' (one part is server_dirichlet; the paper uses 10)')
-    return _server_dirichlet(name, labels, num_classes, num_clients, seed, dirichlet_alpha,
+    return server_dirichlet_split(name, labels, num_classes, num_clients, seed, dirichlet_alpha,
                              labeled_ratio, server_labeled, server_balanced, min_client_size,
                              stream_parts)
 

@@ -17,12 +17,12 @@ class DirichletDrawError(PartitionError):
 
 
 
-def _where(name) -> str:
+def where_of(name) -> str:
     return f"partition '{name}'"
 
 
-def _check_labels(name, labels, num_classes, where=None) -> np.ndarray:
-    where = where or _where(name)
+def check_labels(name, labels, num_classes, where=None) -> np.ndarray:
+    where = where or where_of(name)
     if not isinstance(num_classes, Integral) or isinstance(num_classes, bool) or num_classes < 1:
         raise PartitionError(f'{where}: num_classes={num_classes!r} must be an int >= 1')
     labels = np.asarray(labels)
@@ -36,11 +36,11 @@ def _check_labels(name, labels, num_classes, where=None) -> np.ndarray:
     return labels.astype(np.int64, copy=False)
 
 
-def _check_clients(name, num_clients, num_samples):
-    _check_int(_where(name), 'num_clients', num_clients, 1, num_samples, ' (the number of samples)')
+def check_clients(name, num_clients, num_samples):
+    check_int(where_of(name), 'num_clients', num_clients, 1, num_samples, ' (the number of samples)')
 
 
-def _check_int(where, param, value, low, high=None, note=''):
+def check_int(where, param, value, low, high=None, note=''):
     """value must be an int within [low, high] (high=None: no upper bound); note explains high."""
     if not isinstance(value, Integral) or isinstance(value, bool):
         raise PartitionError(f'{where}: {param}={value!r} must be an int')
@@ -49,34 +49,34 @@ def _check_int(where, param, value, low, high=None, note=''):
         raise PartitionError(f'{where}: {param}={value!r} must be an int {allowed}{note}')
 
 
-def _check_fraction(name, param, value, closed=False):
+def check_fraction(name, param, value, closed=False):
     ok = isinstance(value, Real) and not isinstance(value, bool) and np.isfinite(value) and \
         ((0 <= value <= 1) if closed else (0 < value < 1))
     if not ok:
         interval = '[0, 1]' if closed else '(0, 1)'
-        raise PartitionError(f"{_where(name)}: {param}={value!r} must be a number within {interval}")
+        raise PartitionError(f"{where_of(name)}: {param}={value!r} must be a number within {interval}")
 
 
-def _check_alpha(name, alpha):
+def check_alpha(name, alpha):
     if not isinstance(alpha, Real) or isinstance(alpha, bool) or not np.isfinite(alpha) or alpha <= 0:
-        raise PartitionError(f"{_where(name)}: dirichlet_alpha={alpha!r} must be a finite number > 0")
+        raise PartitionError(f"{where_of(name)}: dirichlet_alpha={alpha!r} must be a finite number > 0")
 
 
-def _check_bool(name, param, value):
+def check_bool(name, param, value):
     if not isinstance(value, (bool, np.bool_)):
-        raise PartitionError(f"{_where(name)}: {param}={value!r} must be True or False")
+        raise PartitionError(f"{where_of(name)}: {param}={value!r} must be True or False")
 
 
-def _check_stream_parts(name, stream_parts):
-    _check_int(_where(name), 'stream_parts', stream_parts, 1)
+def check_stream_parts(name, stream_parts):
+    check_int(where_of(name), 'stream_parts', stream_parts, 1)
 
 
-def _check_shards(name, per_client, num_clients, num_samples):
-    _check_int(_where(name), 'classes_per_client', per_client, 1, num_samples // num_clients,
+def check_shards(name, per_client, num_clients, num_samples):
+    check_int(where_of(name), 'classes_per_client', per_client, 1, num_samples // num_clients,
                ' (samples // num_clients, so that no shard is empty)')
 
 
-def _rng(where, seed) -> np.random.Generator:
+def seeded_rng(where, seed) -> np.random.Generator:
     if not isinstance(seed, Integral) or isinstance(seed, bool) or seed < 0:
         raise PartitionError(f'{where}: seed={seed!r} must be an int >= 0')
     return np.random.default_rng(int(seed))

@@ -1,11 +1,12 @@
-"""What RunConfig asks of the partitions (config.py): the rules of the fields that say how the data
+"""What RunConfig asks of the partitions (run_config.py): the rules of the fields that say how the data
 are split, and the rules that check them against the data set's sizes. Each returns None or the
 message after "RunConfig.", naming every field it involves as field=value."""
 from __future__ import annotations
 
+from ...config import COUNT
 from .constructions import server_set_size
+from .names import PARTITIONS, partition_arguments
 
-COUNT = "1000000"        # as config.COUNT: far above any paper's count, far below an overflow
 FIELD_RULES = {
     "labeled_ratio": "(0, 1)",               # a partition with no labeled or no unlabeled sample is no FSSL split
     "server_labeled": f"[0, {COUNT}]",       # 0: γ gives the server's count instead
@@ -20,7 +21,6 @@ FIELD_RULES = {
 
 def _partition_fields(facts) -> tuple[str, ...]:
     """The RunConfig fields some partition reads, in field order."""
-    from . import PARTITIONS, partition_arguments
     used = {name for p in PARTITIONS for name in partition_arguments(p)}
     return tuple(name for name in facts.defaults if name in used)
 

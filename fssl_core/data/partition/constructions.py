@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import DirichletDrawError, PartitionError, _check_alpha, _check_bool, _check_clients, _check_fraction, _check_int, _check_labels, _check_stream_parts, _rng, _where
+from .checks import DirichletDrawError, PartitionError, check_alpha, check_bool, check_clients, check_fraction, check_int, check_labels, check_stream_parts, seeded_rng, where_of
 from .splits import ClientSplit, Partition
 
 # The Dirichlet partitions redraw until every client holds at least `min_client_size` samples;
@@ -12,29 +12,29 @@ from .splits import ClientSplit, Partition
 MAX_DIRICHLET_DRAWS = 1000
 
 
-_EMPTY = np.empty(0, dtype=np.int64)
+EMPTY = np.empty(0, dtype=np.int64)
 
 
-def _server_dirichlet(name, labels, num_classes, num_clients, seed, dirichlet_alpha, labeled_ratio,
+def server_dirichlet_split(name, labels, num_classes, num_clients, seed, dirichlet_alpha, labeled_ratio,
                       server_labeled, server_balanced, min_client_size, stream_parts) -> Partition:
-    _check_alpha(name, dirichlet_alpha)
-    labels, rng, server, pool = _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
+    check_alpha(name, dirichlet_alpha)
+    labels, rng, server, pool = server_first(name, labels, num_classes, num_clients, seed, labeled_ratio,
                                               server_labeled, server_balanced, stream_parts)
-    _check_int(_where(name), 'min_client_size', min_client_size, 1, pool.size // num_clients,
+    check_int(where_of(name), 'min_client_size', min_client_size, 1, pool.size // num_clients,
                ' (unlabeled samples // num_clients)')
-    clients = _dirichlet_over_clients(name, labels, pool, num_classes, num_clients,
+    clients = dirichlet_over_clients(name, labels, pool, num_classes, num_clients,
                                       dirichlet_alpha, max(min_client_size, stream_parts), rng)
-    return _finalize(name, server, [(_EMPTY, c) for c in clients], stream_parts, rng)
+    return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
 
 
-def _server_first(name, labels, num_classes, num_clients, seed, labeled_ratio, server_labeled, server_balanced,
+def server_first(name, labels, num_classes, num_clients, seed, labeled_ratio, server_labeled, server_balanced,
                   stream_parts) -> tuple[np.ndarray, np.random.Generator, np.ndarray, np.ndarray]:
     """The labels-at-server partitions' common start, in their order of draws: the arguments checked,
     the partition's generator, then the server's labeled set taken (labels, rng, server, the rest)."""
-    labels = _check_labels(name, labels, num_classes)
-    _check_clients(name, num_clients, labels.size)
-    _check_stream_parts(name, stream_parts)
-    rng = _rng(_where(name), seed)
+    labels = check_labels(name, labels, num_classes)
+    check_clients(name, num_clients, labels.size)
+    check_stream_parts(name, stream_parts)
+    rng = seeded_rng(where_of(name), seed)
     server, pool = _take_server(name, labels, num_classes, num_clients, labeled_ratio,
                                 server_labeled, server_balanced, rng)
     return labels, rng, server, pool
@@ -49,21 +49,21 @@ def _take_server(name, labels, num_classes, num_clients, labeled_ratio, server_l
             f"partition '{name}': give exactly one of labeled_ratio (γ, the fraction of the training "
             f"set labeled at the server, FedSiam) or server_labeled (a count, FedMix N_s, FedAnchor "
             f"anchors); got labeled_ratio={labeled_ratio!r}, server_labeled={server_labeled!r}")
-    _check_bool(name, 'server_balanced', server_balanced)
+    check_bool(name, 'server_balanced', server_balanced)
     if labeled_ratio is not None:
-        _check_fraction(name, 'labeled_ratio', labeled_ratio)
+        check_fraction(name, 'labeled_ratio', labeled_ratio)
         count, param, value = server_set_size(n, labeled_ratio), 'labeled_ratio', labeled_ratio
         if not 1 <= count <= n - num_clients:
             raise PartitionError(f"partition '{name}': labeled_ratio={labeled_ratio!r} gives {count} "
                              f"server samples of {n}; it must give at least 1 and leave at least "
                              f"num_clients={num_clients} unlabeled samples")
     else:
-        _check_int(_where(name), 'server_labeled', server_labeled, 1, n - num_clients,
+        check_int(where_of(name), 'server_labeled', server_labeled, 1, n - num_clients,
                    ' (samples - num_clients, so every client keeps an unlabeled sample)')
         count, param, value = int(server_labeled), 'server_labeled', server_labeled
     if server_balanced:
         available = np.bincount(labels, minlength=num_classes)
-        quota = _spread(count, num_classes, rng)
+        quota = spread_evenly(count, num_classes, rng)
         short = np.flatnonzero(quota > available)
         if short.size:
             c = short[0]
@@ -79,7 +79,7 @@ def _take_server(name, labels, num_classes, num_clients, labeled_ratio, server_l
     return server, np.flatnonzero(keep).astype(np.int64)
 
 
-def _label_within(clients, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
+def label_within(clients, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
     """Label round(ratio_k · n_k) random samples of each client's data; the rest stay unlabeled."""
     splits = []
     for data, ratio in zip(clients, ratios):
@@ -89,7 +89,7 @@ def _label_within(clients, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
     return splits
 
 
-def _stratified_clients(labels, num_classes, num_clients, rng) -> list[np.ndarray]:
+def stratified_clients(labels, num_classes, num_clients, rng) -> list[np.ndarray]:
     """Each class's shuffled samples cut into K near-equal pieces; the pieces one sample longer go
     round-robin along a random client order, class after class, so client sizes differ by at most
     one (as a plain cut of the shuffled data) and every client is non-empty when N ≥ K. Every
@@ -104,7 +104,7 @@ def _stratified_clients(labels, num_classes, num_clients, rng) -> list[np.ndarra
     return [np.sort(np.concatenate(p)) for p in pieces]
 
 
-def _label_stratified(clients, labels, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
+def label_stratified(clients, labels, ratios, rng) -> list[tuple[np.ndarray, np.ndarray]]:
     """Label round(ratio_k · n_k) random samples of client k (round half up), spread over its classes
     in proportion to their counts (largest remainders, ties in random order); the rest unlabeled."""
     splits = []
@@ -121,7 +121,7 @@ def _label_stratified(clients, labels, ratios, rng) -> list[tuple[np.ndarray, np
     return splits
 
 
-def _shards(labels, pool, num_clients, per_client, rng) -> list[np.ndarray]:
+def shards_of(labels, pool, num_clients, per_client, rng) -> list[np.ndarray]:
     """McMahan et al.'s shards: sort by label, cut into per_client·K shards, per_client random each."""
     order = rng.permutation(pool)
     order = order[np.argsort(labels[order], kind='stable')]
@@ -130,7 +130,7 @@ def _shards(labels, pool, num_clients, per_client, rng) -> list[np.ndarray]:
     return [np.concatenate([shards[s] for s in owner[k]]) for k in range(num_clients)]
 
 
-def _dirichlet_over_clients(name, labels, pool, num_classes, num_clients, alpha, min_size,
+def dirichlet_over_clients(name, labels, pool, num_classes, num_clients, alpha, min_size,
                             rng) -> list[np.ndarray]:
     """Per class, Dir(α·1_K) shares over clients with the "balance" step; see server_dirichlet."""
     pool_labels = labels[pool]
@@ -158,7 +158,7 @@ def _dirichlet_over_clients(name, labels, pool, num_classes, num_clients, alpha,
     return _deal_counts(labels, pool, pool_labels, counts.T, rng)
 
 
-def _lda_equal_sizes(labels, pool, num_classes, num_clients, alpha, rng) -> list[np.ndarray]:
+def lda_equal_sizes(labels, pool, num_classes, num_clients, alpha, rng) -> list[np.ndarray]:
     """Hsu et al. / Flower LDA: equal client sizes, per-client class mix q_k ~ Dir(α·1_C)."""
     pool_labels = labels[pool]
     available = np.bincount(pool_labels, minlength=num_classes)
@@ -192,8 +192,8 @@ def _deal_counts(labels, pool, pool_labels, counts, rng) -> list[np.ndarray]:
     return [np.concatenate(p).astype(np.int64) for p in parts]
 
 
-def _finalize(name, server, splits, stream_parts, rng) -> Partition:
-    _check_stream_parts(name, stream_parts)
+def finalize(name, server, splits, stream_parts, rng) -> Partition:
+    check_stream_parts(name, stream_parts)
     clients = []
     for k, (labeled, unlabeled) in enumerate(splits):
         labeled = np.sort(np.asarray(labeled, dtype=np.int64))
@@ -210,7 +210,7 @@ def _finalize(name, server, splits, stream_parts, rng) -> Partition:
                      stream_parts=int(stream_parts))
 
 
-def _spread(total: int, bins: int, rng) -> np.ndarray:
+def spread_evenly(total: int, bins: int, rng) -> np.ndarray:
     """total split over bins as equally as possible; the remainder to randomly chosen bins."""
     quota = np.full(bins, total // bins, dtype=np.int64)
     quota[rng.choice(bins, size=total % bins, replace=False)] += 1
@@ -227,7 +227,7 @@ def _round_half_up(x: float) -> int:
     return int(np.floor(x + 0.5 + 1e-9))
 
 
-def _same(value, default) -> bool:
+def same_as_default(value, default) -> bool:
     if default is None:
         return value is None
     if isinstance(default, bool):

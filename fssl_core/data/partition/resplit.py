@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import PartitionError, _check_int, _rng
-from .constructions import _spread
+from .checks import PartitionError, check_int, seeded_rng
+from .constructions import spread_evenly
 
 
 def resplit_train_test(num_train: int, num_test: int, seed: int, *, train_size: int, test_size: int,
@@ -31,12 +31,12 @@ def resplit_train_test(num_train: int, num_test: int, seed: int, *, train_size: 
     """
     who = 'resplit_train_test'
     for param, value in (('num_train', num_train), ('num_test', num_test)):
-        _check_int(who, param, value, 0)
+        check_int(who, param, value, 0)
     total = num_train + num_test
-    _check_int(who, 'train_size', train_size, 1, total - 1, ' (num_train + num_test - 1)')
-    _check_int(who, 'test_size', test_size, 1, total - train_size,
+    check_int(who, 'train_size', train_size, 1, total - 1, ' (num_train + num_test - 1)')
+    check_int(who, 'test_size', test_size, 1, total - train_size,
                ' (num_train + num_test - train_size)')
-    rng = _rng(who, seed)
+    rng = seeded_rng(who, seed)
     if labels is None:
         order = rng.permutation(total)
         return (np.sort(order[:train_size]).astype(np.int64),
@@ -46,8 +46,8 @@ def resplit_train_test(num_train: int, num_test: int, seed: int, *, train_size: 
         raise PartitionError(f'{who}: labels must be a 1-D integer array of length num_train + num_test '
                          f'= {total}; got shape {labels.shape} and dtype {labels.dtype}')
     classes, available = np.unique(labels, return_counts=True)
-    train_quota = _spread(train_size, classes.size, rng)
-    test_quota = _spread(test_size, classes.size, rng)
+    train_quota = spread_evenly(train_size, classes.size, rng)
+    test_quota = spread_evenly(test_size, classes.size, rng)
     short = np.flatnonzero(train_quota + test_quota > available)
     if short.size:
         c = short[0]

@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .checks import PartitionError, _check_labels
+from .checks import PartitionError, check_labels
 
 @dataclass(frozen=True, eq=False)
 class ClientSplit:
@@ -61,7 +61,7 @@ class Partition:
         included), because JSON object keys are strings: the dict compares equal to itself after a
         json round trip. Values are Python ints.
         """
-        labels = _check_labels(None, labels, num_classes, where='Partition.counts')
+        labels = check_labels(None, labels, num_classes, where='Partition.counts')
 
         def per_class(indices: np.ndarray) -> dict:
             hist = np.bincount(labels[indices], minlength=num_classes)

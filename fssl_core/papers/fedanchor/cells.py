@@ -17,11 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...config import ConfigError, RunConfig
+from ...config import ConfigError
+
+from ...run_config import RunConfig
 from ...models import build_model, count_parameters
 from ...profiles import Profile
 from ...report import COLUMNS, Cell
-from .. import check_names, printed_value, read_values
+from ..values import check_names, printed_value, read_values
 
 PAPER = "fedanchor"
 FOLDER = Path(__file__).parent          # values.csv: the paper's printed numbers

@@ -29,7 +29,7 @@ def runs_peaking_last(results: pd.DataFrame, method: str, rounds: int | None) ->
     hit = results[(results.method == method) & (results.metric == "best_round")].dropna(subset=["reproduced_value"])
     if rounds is None or hit.empty:
         return 0
-    from ...config import RunConfig
+    from ...run_config import RunConfig
     from ...paths import project_root, runs_dir
     from ...store import RunStore
     from ...store.files import Damage, read_json

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...config import RunConfig
+from ...run_config import RunConfig
 from ...paths import project_root
 from ...profiles import Profile
 from ...report import COLUMNS, Cell

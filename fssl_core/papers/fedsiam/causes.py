@@ -12,7 +12,7 @@ from typing import NamedTuple
 import pandas as pd
 
 from ...claim_test import MIN_SEEDS, Interval, Side, welch
-from ...config import RunConfig
+from ...run_config import RunConfig
 from ...report import WITHIN_POINTS, Cell, best_protocol, is_claim, large_deltas
 from .cells import TABLE6_METHODS, TABLE6_SETTINGS
 

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...config import ConfigError, RunConfig
+from ...config import ConfigError
+
+from ...run_config import RunConfig
 from ...profiles import Profile
 from ...report import Cell
-from .. import check_names, printed_value
+from ..values import check_names, printed_value
 
 FOLDER = Path(__file__).parent          # values.csv: the paper's printed numbers
 
