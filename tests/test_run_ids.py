@@ -24,3 +24,11 @@ def test_every_committed_config_hashes_to_its_directorys_name():
     assert len(configs) > 100, "the records are missing: nothing would be checked"
     moved = [p.parent.name for p in configs if RunConfig.from_dict(json.loads(p.read_text())).run_id != p.parent.name]
     assert moved == [], f"{len(moved)} of {len(configs)} committed runs would change id: {moved[:5]}"
+
+
+def test_every_committed_config_proves_itself_as_its_runs_config():
+    """The store's check of config.json (store.integrity.check_config) accepts every committed record: a
+    setting declared beside its algorithm is a field of the stored config like any other."""
+    from fssl_core.store.integrity import check_config
+    for path in _committed_configs():
+        check_config(path, RunConfig.from_dict(json.loads(path.read_text())))

@@ -33,7 +33,7 @@ import torch
 
 from ..config import ConfigError
 
-from ..run_config import RunConfig
+from ..run_config import RunConfig, field_types
 from .files import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
                     read_bytes, read_json, read_rows)
 from .summary import DIVERGED, OK, summarize
@@ -199,7 +199,7 @@ def check_config(path: Path, cfg: RunConfig) -> None:
     damage."""
     try:
         raw = read_json(path)
-        known = RunConfig.__dataclass_fields__
+        known = field_types()
         stored = RunConfig.from_dict({k: v for k, v in raw.items() if k in known} if isinstance(raw, dict) else raw)
     except ConfigError as err:
         raise Damage(f"{path}: not a valid config ({err})") from None
