@@ -1,11 +1,11 @@
 """The main job's plan: which runs each notebook asks for, which the store holds, how long the rest take.
 
-A notebook builds every cell it will reproduce in one code cell tagged `plan` (after its
-`parameters` cell): no training, no files written. Executing just those two cells in this process,
-with the job's parameters injected between them as papermill would, yields the notebook's Cells and
-RunConfigs, so the job can train every notebook's runs in one pool under one progress display before
-any kernel starts; the kernels then read them back. A test keeps the cell builders inside the plan
-cells (tests/test_plan.py).
+A notebook's runs come from one function of its parameters (papers/<paper>/plans.py), which its cell
+tagged `plan` calls and which the job's plan calls too, with the notebook's parameter defaults (read
+by papermill, not executed) and the job's parameters over them: no training, no file written, and the
+notebook is executed once, by papermill. So the job trains every notebook's runs in one pool under one
+progress display before any kernel starts; the kernels then read them back. Tests keep every cell
+builder inside those functions and every plan cell a call of its notebook's (tests/test_plan.py).
 
 Estimates come from measured seconds per round: this store's finished runs of the same kind where
 it has some (this machine's speed), else the reference measurements in results/*.csv (a 2-core
@@ -14,6 +14,8 @@ splits or labeled ratios, else a default.
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,6 @@ from .progress import wall_seconds
 from .report import Cell, read_results, unavailable_reason
 from .store import RunStore
 
-PLAN_TAG, PARAMETERS_TAG = "plan", "parameters"
 GUESS_SECONDS_PER_ROUND = 3.0    # a quick MNIST round of one E = 1 method on one core, when nothing better is known
 
 
@@ -87,29 +88,37 @@ def _minutes(seconds: float) -> str:
 
 
 def plan_notebook(path: Path, parameters: dict[str, Any]) -> NotebookPlan:
-    """Execute `path`'s parameters and plan cells with `parameters` injected; collect what they build."""
-    import nbformat
+    """The runs notebook `path` reads under `parameters`, without executing it: its parameters cell's
+    defaults (as papermill reads them) with `parameters` over them, given to the function its plan cell
+    calls (the paper's plans.NOTEBOOK_PLANS); a notebook with no such function reads no run."""
+    import papermill
 
-    nb = nbformat.read(str(path), as_version=4)
-    namespace: dict[str, Any] = {"__name__": f"plan:{path.stem}"}
-    plan_cells = 0
-    for cell in nb.cells:
-        tags = cell.get("metadata", {}).get("tags", [])
-        if cell.cell_type != "code" or not ({PARAMETERS_TAG, PLAN_TAG} & set(tags)):
-            continue
-        try:
-            exec(compile(cell.source, f"{path.name}[{'/'.join(tags)}]", "exec"), namespace)
-        except ConfigError as err:     # a --param value the cells refuse, or a config they build: say which notebook
-            raise ConfigError(f"{path.name}: {err}") from None
-        if PARAMETERS_TAG in tags:
-            namespace.update(parameters)
-        plan_cells += PLAN_TAG in tags
-    cells = list(_collect(namespace.values(), Cell))
+    from .papers import notebook_plans
+
+    function = notebook_plans().get(path.stem)
+    if function is None:
+        return NotebookPlan(path.stem, [], [])
+    values = {name: _literal(path, name, spec["default"])
+              for name, spec in papermill.inspect_notebook(str(path)).items()}
+    values.update(parameters)
+    accepted = inspect.signature(function).parameters
+    try:
+        planned = function(**{name: values[name] for name in accepted})
+    except ConfigError as err:     # a --param value the cells refuse, or a config they build: say which notebook
+        raise ConfigError(f"{path.name}: {err}") from None
+    cells = list(_collect([planned], Cell))
     configs = list({c.run_id: c for c in [*[cfg for cell in cells for cfg in cell.configs],
-                                          *_collect(namespace.values(), RunConfig)]}.values())
-    if not plan_cells and configs:
-        raise ConfigError(f"plan: notebook {path.name} builds runs but has no cell tagged {PLAN_TAG!r}")
+                                          *_collect([planned], RunConfig)]}.values())
     return NotebookPlan(path.stem, cells, configs)
+
+
+def _literal(path: Path, name: str, text: str) -> Any:
+    """A parameters cell's default, as written (a literal: the cell is plain assignments)."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ConfigError(f"{path.name}: parameter {name} = {text}: the parameters cell holds literals only "
+                          "(the plan reads it without executing the notebook)") from None
 
 
 def _collect(values: Iterable[Any], kind: type, depth: int = 3):

@@ -1,7 +1,8 @@
 """The main job: plan, train, then execute every notebook with papermill at one profile and merge
 their results.
 
-1. Plan (plan.py): each notebook's `plan` cell says which runs it reads; the job prints how many
+1. Plan (plan.py): each notebook's plan function (papers/<paper>/plans.py, which its `plan` cell
+   calls) says which runs it reads, without executing the notebook; the job prints how many
    runs it will train, how many it reads back, and how long the training should take here.
 2. Train: every pending run of every notebook in one pool of worker processes, under one
    progress display (runs done / total, rounds of the runs in flight, ETA, each run's accuracy).

@@ -51,7 +51,9 @@ from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-pairs_of = {figure: fedanchor.curve_cells(figure, run_profile, device, seeds=seeds) for figure in figures}
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedanchor/plans.py: no training, no file written)
+pairs_of = fedanchor.plans.curves(profile, device, figures=figures, seeds=seeds)
 
 # %%
 from fssl_core.papers import display_names

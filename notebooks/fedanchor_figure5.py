@@ -48,7 +48,9 @@ from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-configs = fedanchor.figure5_configs(run_profile, device, dataset=dataset, rounds=rounds)
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedanchor/plans.py: no training, no file written)
+configs = fedanchor.plans.figure5(profile, device, dataset=dataset, rounds=rounds)
 
 # %%
 import matplotlib.pyplot as plt

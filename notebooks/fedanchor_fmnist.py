@@ -86,15 +86,11 @@ from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedanchor.fmnist_cells(run_profile, device, methods=methods, settings=settings, anchors=anchors, seeds=seeds)
-if diagnostics is None:
-    diagnostics = run_profile.scope(list(fedanchor.DIAGNOSTICS), list(fedanchor.DIAGNOSTICS), headline=[])
-if same_views is None:
-    same_views = run_profile.scope([fedanchor.SAME_VIEWS], [fedanchor.SAME_VIEWS], headline=[])
-same_view_cells = fedanchor.fmnist_cells(run_profile, device, methods=same_views, settings=settings, anchors=anchors,
-                                         seeds=seeds, metrics=fedanchor.SAME_VIEWS_METRICS)
-probe = [c for c in fedanchor.fmnist_cells(run_profile, device, methods=diagnostics, settings=settings,
-                                           anchors=anchors, seeds=seeds) if c.metric == "accuracy"] if diagnostics else []
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedanchor/plans.py: no training, no file written)
+cells, same_view_cells, probe = fedanchor.plans.fmnist(profile, device, settings=settings, anchors=anchors,
+                                                       methods=methods, diagnostics=diagnostics, seeds=seeds,
+                                                       same_views=same_views)
 
 # %%
 import pandas as pd

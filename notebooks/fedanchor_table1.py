@@ -46,7 +46,9 @@ from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedanchor.table_cells("table1", run_profile, device, seeds=seeds)
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedanchor/plans.py: no training, no file written)
+cells = fedanchor.plans.table1(profile, device, seeds=seeds)
 
 # %%
 import pandas as pd

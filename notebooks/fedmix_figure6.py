@@ -36,7 +36,9 @@ from fssl_core.papers import fedmix
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedmix.figure6_cells(run_profile, device, seeds=seeds)
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedmix/plans.py: no training, no file written)
+cells = fedmix.plans.figure6(profile, device, seeds=seeds)
 
 # %%
 fedmix.reproduce_cifar_figure("fedmix_figure6", cells, run_profile, device)

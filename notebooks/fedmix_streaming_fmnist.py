@@ -53,8 +53,10 @@ from fssl_core.papers import fedmix
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedmix.streaming_cells(run_profile, device, methods=methods, seeds=seeds, precision=precision)
-sensitivity = fedmix.sensitivity_cells(run_profile, device, rows=sensitivity_rows, seeds=seeds)   # headline: none
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedmix/plans.py: no training, no file written)
+cells, sensitivity = fedmix.plans.streaming_fmnist(profile, device, precision=precision, methods=methods,
+                                                   seeds=seeds, sensitivity_rows=sensitivity_rows)
 
 # %%
 import pandas as pd

@@ -36,8 +36,9 @@ from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedsiam.figure5_cells(run_profile, device, datasets=datasets, settings=settings, methods=methods,
-                              seeds=seeds)
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedsiam/plans.py: no training, no file written)
+cells = fedsiam.plans.figure5(profile, device, datasets=datasets, settings=settings, methods=methods, seeds=seeds)
 
 # %%
 import pandas as pd

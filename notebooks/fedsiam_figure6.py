@@ -38,7 +38,9 @@ from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedsiam.figure6_cells(run_profile, device, datasets=datasets, mus=mus, seeds=seeds)
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedsiam/plans.py: no training, no file written)
+cells = fedsiam.plans.figure6(profile, device, datasets=datasets, mus=mus, seeds=seeds)
 
 # %%
 from fssl_core.plots import accuracy_vs_mu, save_figure

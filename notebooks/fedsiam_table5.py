@@ -90,46 +90,15 @@ from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedsiam.table5_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
-                             labeled_ratios=labeled_ratios, seeds=seeds,
-                             metrics=("accuracy", "accuracy_test_selected", "accuracy_last5", "upload_mb"))
 paper_protocol_profile = run_profile.at_paper_protocol()
-if headline_methods is None:
-    headline_methods = fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods", fedsiam.HEADLINE_METHODS)
-if protocol_check_settings is None:
-    protocol_check_settings = fedsiam.paper_protocol_scope(run_profile, "paper_protocol_settings", ["noniid1"])
-headline_cells = (
-    fedsiam.table5_cells(paper_protocol_profile, device, methods=headline_methods, settings=["iid"],
-                         datasets=["mnist"], labeled_ratios=[0.10], seeds=headline_seeds,
-                         metrics=("accuracy", "accuracy_test_selected", "upload_mb"))
-    + fedsiam.table5_cells(paper_protocol_profile, device, methods=[m for m in headline_methods if m == "fedsiam_d"],
-                           settings=["iid"], datasets=["mnist"], labeled_ratios=[0.10], seeds=headline_seeds,
-                           metrics=("mean_tau", "online_upload_fraction")))
-check_cells = fedsiam.table5_cells(paper_protocol_profile, device, methods=protocol_check_methods,
-                                   settings=protocol_check_settings, datasets=["mnist"], labeled_ratios=[0.10],
-                                   seeds=headline_seeds)
-optimiser_check_methods = (fedsiam.paper_protocol_scope(run_profile, "paper_protocol_methods",
-                                                        fedsiam.SUPERVISED_BASELINES) if authors_rows else [])
-# the authors' optimiser and their Fed(Fix)Match computation in every MNIST column of the sweep at the paper
-# profile, the IID γ = 0.10 column at the others (each is a paper-protocol run beside the profile's sweep)
-swept = {(c.setting, float(c.labeled)) for c in cells if c.dataset == "mnist"}
-authors_settings = run_profile.scope(sorted({s for s, _ in swept}), ("iid",))
-authors_ratios = run_profile.scope(sorted({g for _, g in swept}), (0.10,))
-optimiser_cells = fedsiam.authors_optimiser_cells(paper_protocol_profile, device, methods=optimiser_check_methods,
-                                                  seeds=headline_seeds, settings=authors_settings,
-                                                  labeled_ratios=authors_ratios)
-fixmatch_cells = (fedsiam.authors_fixmatch_cells(paper_protocol_profile, device, seeds=headline_seeds,
-                                                 settings=authors_settings, labeled_ratios=authors_ratios)
-                  if optimiser_check_methods else [])
-# and each of those computations with the authors' MNIST network (Table 1's plus their dropout): the IID
-# column's rows, and at the paper profile the rows no other measurement explains (AUTHORS_NETWORK_SCOPE)
-network_cells = (fedsiam.authors_network_cells(paper_protocol_profile, device, seeds=headline_seeds,
-                                               settings=authors_settings, labeled_ratios=authors_ratios)
-                 if fixmatch_cells else [])
-# and their siamese rows as their code computes them: their network on unaugmented inputs, EMA on epochs
-siamese_cells = (fedsiam.authors_siamese_cells(paper_protocol_profile, device, seeds=headline_seeds,
-                                               settings=authors_settings, labeled_ratios=authors_ratios)
-                 if fixmatch_cells else [])
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedsiam/plans.py: no training, no file written)
+(cells, headline_cells, check_cells, optimiser_cells, fixmatch_cells, network_cells,
+ siamese_cells) = fedsiam.plans.table5(profile, device, datasets=datasets, settings=settings,
+                                       labeled_ratios=labeled_ratios, methods=methods, seeds=seeds,
+                                       headline_methods=headline_methods, headline_seeds=headline_seeds,
+                                       protocol_check_settings=protocol_check_settings,
+                                       protocol_check_methods=protocol_check_methods, authors_rows=authors_rows)
 
 # %%
 import pandas as pd

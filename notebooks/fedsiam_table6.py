@@ -51,14 +51,12 @@ from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedsiam.table6_cells(run_profile, device, methods=methods, settings=settings, datasets=datasets,
-                             labeled_ratios=labeled_ratios, seeds=seeds, metrics=("accuracy", "accuracy_test_selected", "accuracy_last5"))
-server_alone_cells = fedsiam.table6_server_alone_cells(run_profile, device, methods=methods, settings=settings,
-                                                      datasets=[d for d in datasets if d == "mnist"],
-                                                      labeled_ratios=labeled_ratios, seeds=server_alone_seeds or seeds)
-server_step_cells = fedsiam.table6_server_step_cells(run_profile, device, settings=settings,
-                                                     datasets=[d for d in datasets if d == "mnist"],
-                                                     labeled_ratios=labeled_ratios, seeds=seeds)
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedsiam/plans.py: no training, no file written)
+cells, server_alone_cells, server_step_cells = fedsiam.plans.table6(profile, device, datasets=datasets,
+                                                                    settings=settings, labeled_ratios=labeled_ratios,
+                                                                    methods=methods, seeds=seeds,
+                                                                    server_alone_seeds=server_alone_seeds)
 
 # %%
 import pandas as pd

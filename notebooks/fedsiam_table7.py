@@ -39,13 +39,9 @@ from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-cells = fedsiam.table7_cells(run_profile, device, datasets=datasets, variants=variants, seeds=seeds,
-                             metrics=("accuracy", "accuracy_test_selected"))
-# the MNIST cells that sat far above the paper, as the authors' code computes them, at the paper's protocol
-# (fedsiam.AUTHORS_SIAMESE_TABLE7; smoke shortens them): what the far cells' measured cause is read from
-authors_cells = fedsiam.table7_authors_siamese_cells(
-    run_profile.at_paper_protocol(), device,
-    variants=[v for v in fedsiam.AUTHORS_SIAMESE_TABLE7 if "mnist" in datasets and v in {c.setting for c in cells}])
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedsiam/plans.py: no training, no file written)
+cells, authors_cells = fedsiam.plans.table7(profile, device, datasets=datasets, variants=variants, seeds=seeds)
 
 # %%
 import pandas as pd

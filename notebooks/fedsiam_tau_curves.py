@@ -37,9 +37,9 @@ from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 
 run_profile = get_profile(profile)
-# the measured cell, by its configs: FedSiam-D, MNIST IID γ = 0.10, the paper's protocol, seeds 1234-1236
-cell, = fedsiam.table5_cells(run_profile.at_paper_protocol(), device, methods=["fedsiam_d"], settings=["iid"],
-                             datasets=["mnist"], labeled_ratios=[0.10], seeds=[1234, 1235, 1236])
+# every run this notebook reads, from the function the job's plan calls with the same parameters
+# (papers/fedsiam/plans.py: no training, no file written)
+cell, = fedsiam.plans.tau_curves(profile, device)
 
 # %%
 import pandas as pd

@@ -1,5 +1,7 @@
 """The main job: notebooks declare their runs in a `plan` cell, the plan counts and estimates them,
 the headline profile is the cells it promises, and an interrupt leaves no worker behind."""
+import ast
+import inspect
 import os
 import re
 import signal
@@ -11,10 +13,12 @@ import uuid
 from pathlib import Path
 
 import nbformat
+import papermill
 import pytest
 
 from fssl_core.run_config import RunConfig
-from fssl_core.plan import JobPlan, _estimate, plan_job
+from fssl_core.papers import notebook_plans
+from fssl_core.plan import JobPlan, _estimate, plan_job, plan_notebook
 from fssl_core.profiles import PROFILES
 from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
 from fssl_core.store import RunStore
@@ -27,12 +31,44 @@ BUILDER = re.compile(r"\.\w+_(cells|configs)\(")     # fedsiam.table5_cells(...)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_cell_builder_call_is_in_the_plan_cell(path):
-    """The job trains what the plan cells build; a builder elsewhere would train outside the plan."""
+def test_a_notebooks_runs_come_from_its_plan_function_called_with_its_own_parameters(path):
+    """The job trains what the notebook's plan function gives: no cell builder is called in a notebook, and
+    its plan cell calls the function the job's plan calls (papers' NOTEBOOK_PLANS), passing the notebook's
+    profile, device and, by name, each parameter the function takes."""
     nb = nbformat.read(str(path), as_version=4)
     for cell in nb.cells:
-        if cell.cell_type == "code" and "plan" not in cell.metadata.get("tags", []):
-            assert not BUILDER.search(cell.source), f"{path.name}: a cell builder outside the plan cell:\n{cell.source}"
+        if cell.cell_type == "code":
+            assert not BUILDER.search(cell.source), f"{path.name}: a cell builder in the notebook:\n{cell.source}"
+    function = notebook_plans().get(path.stem)
+    if function is None:
+        return
+    plan_cells = [c for c in nb.cells if c.cell_type == "code" and "plan" in c.metadata.get("tags", [])]
+    assert len(plan_cells) == 1, f"{path.name}: one cell tagged plan"
+    calls = [n for n in ast.walk(ast.parse(plan_cells[0].source)) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr == function.__name__
+             and isinstance(n.func.value, ast.Attribute) and n.func.value.attr == "plans"]
+    assert len(calls) == 1, f"{path.name}: its plan cell calls {function.__module__}.{function.__name__} once"
+    call = calls[0]
+    assert [a.id for a in call.args] == ["profile", "device"]
+    taken = [p.name for p in inspect.signature(function).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    assert {k.arg: k.value.id for k in call.keywords} == {name: name for name in taken}
+    assert set(taken) <= set(papermill.inspect_notebook(str(path))), f"{path.name} declares every parameter it passes"
+
+
+def test_the_plan_reads_a_notebooks_runs_without_executing_it(tmp_path):
+    """plan_notebook never runs a notebook's code: a copy whose plan cell would write a file and fail still
+    plans the runs of its plan function, and no file appears."""
+    source = next(p for p in NOTEBOOKS if p.stem == "fedmix_figure4")
+    nb = nbformat.read(str(source), as_version=4)
+    marker = tmp_path / "executed"
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" not in cell.metadata.get("tags", []):
+            cell.source = f"open({str(marker)!r}, 'w').write('ran')\nraise RuntimeError('executed')\n"
+    copy = tmp_path / source.name
+    nbformat.write(nb, str(copy))
+    planned, real = plan_notebook(copy, {"profile": "quick"}), plan_notebook(source, {"profile": "quick"})
+    assert not marker.exists()
+    assert [c.run_id for c in planned.configs] == [c.run_id for c in real.configs] and len(real.configs) > 5
 
 
 def test_headline_notebooks_come_first_and_are_all_the_headline_profile_runs():

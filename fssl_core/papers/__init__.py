@@ -43,6 +43,15 @@ def packages() -> dict[str, ModuleType]:
     return {name: importlib.import_module(name) for name in names}
 
 
+def notebook_plans() -> dict[str, Callable]:
+    """Notebook name -> the function that gives every run it reads (each paper's plans.NOTEBOOK_PLANS): what the
+    notebook's plan cell calls and what the job's plan calls, with the same parameters (fssl_core/plan.py)."""
+    plans: dict[str, Callable] = {}
+    for package in packages().values():
+        plans.update(getattr(package, "NOTEBOOK_PLANS", {}))
+    return plans
+
+
 def folder_of(package: ModuleType) -> Path:
     return Path(package.__file__).parent
 

@@ -1,5 +1,7 @@
 """FedAnchor: Tables 1-4 and Figures 2-9, and its central claims on Fashion-MNIST (README.md). Cells
 (and Table 4's arithmetic) in cells.py, claims in claims.py, the printed numbers in values.csv."""
+from . import plans
+from .plans import NOTEBOOK_PLANS
 from .cells import (ALL_METHODS, ANCHOR, ANCHOR_DIM, CURVE_FIGURES, DIAGNOSTICS, FIGURE5_QUICK_ROUNDS, FIGURE5_ROUNDS,
                     FMNIST_METHODS, FMNIST_METRICS, FMNIST_QUICK, FMNIST_SETTINGS, FOLDER, HEADLINE_METHODS,
                     HEADLINE_SETTINGS, METHODS, NOT_IMPLEMENTED, NUM_CLASSES, PAPER, QUICK_CIFAR, SAME_VIEWS,

@@ -3,6 +3,8 @@ extending it, 计算机工程 2022): one folder, since the journal reruns the co
 its own aggregation, and both papers' rows are read off the same runs where they print the same
 experiment (README.md). Cells in cells.py, claims in claims.py, the CIFAR-10 figure notebooks' shared
 steps in figures.py, each paper's printed numbers in values_fedfreq.csv and values_fedloss.csv."""
+from . import plans
+from .plans import NOTEBOOK_PLANS
 from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTINGS, EN_CHANGES, EN_METHOD, EN_PAPER,
                     EQUAL_WEIGHTS, FIGURE5_WEIGHTS, FIGURE6_LABELS, FIGURE6_MUS, FOLDER, HEADLINE_METHODS, METHODS,
                     PAPER, QUICK, QUICK_METHODS, SEEDS, SENSITIVITY, SENSITIVITY_ROUNDS, SHARED, STREAMING,

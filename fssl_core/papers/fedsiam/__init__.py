@@ -14,6 +14,8 @@ from .causes import (AUTHORS_CODE, DELTA_REASONS, EXPLORATORY, NONE_MEASURED, PR
                      alpha_reached, as_test_selected, cause_reading, client_steps_per_round, explain_large_deltas,
                      explain_published, exploratory_within, first_commits, is_cause, likely_reasons,
                      measured_beside, measured_cause, prospective, provenance, seed_interval)
+from . import plans
+from .plans import NOTEBOOK_PLANS
 from .cells import (ABLATION_SEEDS, CLIENT_PROTOCOL, DATASETS, FIGURE5_METHODS, FIGURE5_SETTINGS, FIGURE6_MUS, FOLDER,
                     HEADLINE_METHODS, HEADLINE_SCOPE, LABELED_REPEATS, METHOD_SETTINGS, METHODS, NONIID3_REPEATS,
                     PAPER, QUICK, SEEDS, SERVER_PROTOCOL, SERVER_ROUNDS, SMOKE_SCOPE, TABLE5_DATASETS,
