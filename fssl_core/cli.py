@@ -34,7 +34,7 @@ IO_FAILURE = 4
 def cmd_run(args) -> int:
     from .executors import sigterm_as_interrupt
     from .store import OK, RunStore, describe
-    from .trainer import train
+    from .engine.trainer import train
     cfg = RunConfig.from_strings(key_value_pairs(args.pairs))
     try:
         with sigterm_as_interrupt():
@@ -68,7 +68,7 @@ def cmd_records(args) -> None:
 
 def cmd_partition(args) -> None:
     from .data.datasets import load_dataset
-    from .engine import Federation
+    from .engine.federation import Federation
     cfg = partition_config(key_value_pairs(args.pairs))
     data = load_dataset(cfg.dataset)
     counts = Federation.partition_of(cfg, data).counts(data.train_y.cpu().numpy(), data.num_classes)
@@ -136,17 +136,17 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
 
 
 def cmd_bench(args) -> None:
-    from .bench import main as bench_main
+    from .perf.bench import main as bench_main
     bench_main(key_value_pairs(args.pairs))
 
 
 def cmd_gpu_check(args) -> int:
-    from .gpu_check import main as gpu_check_main
+    from .perf.gpu_check import main as gpu_check_main
     return gpu_check_main(args.pairs)
 
 
 def cmd_fingerprint(args) -> None:
-    from .fingerprint import main as fingerprint_main
+    from .perf.fingerprint import main as fingerprint_main
     raise SystemExit(fingerprint_main(out=args.out, against=args.against,
                                       cases=args.cases.split(",") if args.cases else None))
 
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                     "CUDA, where each round is timed over its first steps and scaled); cases=a,b picks. Options: "
                     "device=cpu|cuda, cases=..., rounds=N, table=yes (every figure, as a table), readme=yes. Each case "
                     "is printed when it finishes, in one short line (table=yes: its table row). "
-                    "See fssl_core/bench.py.")
+                    "See fssl_core/perf/bench.py.")
     bench.add_argument("pairs", nargs="*", metavar="key=value")
     bench.set_defaults(func=cmd_bench)
     gpu = sub.add_parser(
@@ -208,12 +208,12 @@ def main(argv: list[str] | None = None) -> int:
                           "runs per hour at rising concurrency; a report written after every row",
         description="Options: device=cuda|cpu (default cuda), size=full|tiny (default full on cuda, tiny on cpu), "
                     "out=DIR (default ./gpu-check), budget=SECONDS (default 360, in all, split over the steps). "
-                    "Exit status 1 when a check failed. See fssl_core/gpu_check.py.")
+                    "Exit status 1 when a check failed. See fssl_core/perf/gpu_check.py.")
     gpu.add_argument("pairs", nargs="*", metavar="key=value")
     gpu.set_defaults(func=cmd_gpu_check)
     fp = sub.add_parser(
         "fingerprint", help="hash what short cohort runs compute: before and after a speed change, on one machine, "
-                            "it says whether the change kept every float (see fssl_core/fingerprint.py)")
+                            "it says whether the change kept every float (see fssl_core/perf/fingerprint.py)")
     fp.add_argument("--out", default=None, help="write the digests to this JSON file")
     fp.add_argument("--against", default=None, help="compare with digests written earlier by --out (exit 1 if any differs)")
     fp.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable
     from .data.partition import PartitionError
-    from .engine import DeviceUnavailable
+    from .engine.federation import DeviceUnavailable
     from .store import StoreIOError
     try:
         status = args.func(args)

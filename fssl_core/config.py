@@ -110,9 +110,9 @@ class SharedFields:
     device: str = setting("cpu", DEVICES)
     precision: str = setting("fp32", ("fp32", "tf32"),
                              "on CUDA: 'fp32' exact (TF32 off, cuDNN deterministic) or 'tf32' (cuBLAS and cuDNN in "
-                             "TF32, torch's default for convolutions); CPU: 'fp32' (precision.py)")
+                             "TF32, torch's default for convolutions); CPU: 'fp32' (learning/precision.py)")
     trainer: str = setting(AUTO, (AUTO, "sequential", "cohort"),
-                           "'sequential' (the reference), 'cohort' (a round's clients stacked, cohort.py) or 'auto': "
+                           "'sequential' (the reference), 'cohort' (a round's clients stacked, learning/cohort.py) or 'auto': "
                            "the faster for the algorithm, network and device (Federation.cohort)")
     eval_every: int = setting(1, f"[1, {COUNT}]", "rounds between test-set evaluations (the last round always)")
     eval_batch_size: int = setting(1024, f"[1, {COUNT}]", "BS_te only changes speed: evaluation runs in eval mode")

@@ -32,14 +32,14 @@ SEPARATE_PROFILES = ("smoke", "headline")
 
 def _output_root() -> Path:
     """Where outputs are written: the project root, or the main job's staging folder for a notebook
-    that has not completed yet ($FSSL_OUTPUT_STAGING, see publish.py)."""
+    that has not completed yet ($FSSL_OUTPUT_STAGING, see report/publish.py)."""
     staging = os.environ.get("FSSL_OUTPUT_STAGING")
     return Path(staging) if staging else project_root()
 
 
 # A notebook's own files (its results CSV, its figures) written outside `reproduce` (Jupyter, papermill by
 # hand) go under results/by_hand/, laid out as the project is, never over the published ones: only a
-# completed `reproduce` publishes (publish.py), so a hand run at another profile or on a slice cannot replace
+# completed `reproduce` publishes (report/publish.py), so a hand run at another profile or on a slice cannot replace
 # a committed table or picture.
 BY_HAND = "by_hand"
 

@@ -1,7 +1,7 @@
 """The main job: plan, train, then execute every notebook with papermill at one profile and merge
 their results.
 
-1. Plan (plan.py): each notebook's plan function (papers/<paper>/plans.py, which its `plan` cell
+1. Plan (job/plan.py): each notebook's plan function (papers/<paper>/plans.py, which its `plan` cell
    calls) says which runs it reads, without executing the notebook; the job prints how many
    runs it will train, how many it reads back, and how long the training should take here.
 2. Train: every pending run of every notebook in one pool of worker processes, under one
@@ -28,8 +28,8 @@ from .config import ConfigError
 from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
 from .paths import SEPARATE_PROFILES, project_root, results_dir
-from .publish import STAGING_ENV, publish, publish_lock
-from .report_page import merge_results
+from .report.publish import STAGING_ENV, publish, publish_lock
+from .report.page import merge_results
 from .store import atomic_write_text, exclusive
 
 PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
@@ -132,7 +132,7 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
     by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure).
     `train_only`: train the plan's runs and stop before any notebook runs; returns None.
     `replace`: a notebook's results replace the published rows they land on, and a whole-scope run's the
-    whole table, even where that drops measured rows (named first); by default none is dropped (publish.py)."""
+    whole table, even where that drops measured rows (named first); by default none is dropped (report/publish.py)."""
     from .executors import executor_named, sigterm_as_interrupt
 
     runner = executor_named(executor, workers=workers,
@@ -166,7 +166,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
 
     from .data.datasets import data_root
     from .executors import run_all
-    from .plan import plan_job, plan_notebook
+    from .job.plan import plan_job, plan_notebook
     from .store import RunStore
 
     # kernels run in notebooks/: they must see the data and outputs the job sees

@@ -27,7 +27,7 @@ from .algorithms import config_rules as algorithm_rules
 from .config import AUTO, ConfigError, Interval, Setting, SharedFields, checked, parsed, settings_of
 from .data.datasets import DATASETS, shape_of
 from .data.datasets import config_rules as dataset_rules
-from .data.partition import LABELS_AT, PARTITIONS, partition_arguments
+from .data.partition import LABELS_AT, PARTITIONS, SAME_LABELED_SPLIT, partition_arguments
 from .data.partition import config_rules as partition_rules
 from .models import MODELS, default_model_for
 from .models import config_rules as model_rules
@@ -183,7 +183,8 @@ class RunConfig(SharedFields):
     @property
     def run_id(self) -> str:
         """Hash of every field that changes the result and differs from its default (an algorithm's
-        setting that the run's algorithm does not read changes nothing: algorithms.ignored_settings), plus the
+        setting that the run's algorithm does not read changes nothing: algorithms.ignored_settings; nor does
+        a partition's unlabeled split for a method that reads no unlabeled sample), plus the
         revisions of the computation (ENGINE_REVISION, the algorithm's own and, where bumped, the
         network's). Leaving defaults out means a new knob, added with a default that keeps the old
         behaviour, does not orphan the runs already in a store; changing what a run computes is a revision bump."""
@@ -198,6 +199,8 @@ class RunConfig(SharedFields):
         initial = defaults()
         identity = {k: v for k, v in self.to_dict().items()
                     if k not in NOT_IN_IDENTITY and k not in ignored and v != initial[k]}
+        if not algorithm.reads_unlabeled and self.partition in SAME_LABELED_SPLIT:
+            identity["partition"] = SAME_LABELED_SPLIT[self.partition]     # the same computation: one run
         identity["revision"] = [ENGINE_REVISION, algorithm.revision]
         if LABELS_AT.get(self.partition) == "server":
             identity["server_training_revision"] = SERVER_TRAINING_REVISION

@@ -57,9 +57,9 @@ pairs_of = fedanchor.plans.curves(profile, device, figures=figures, seeds=seeds)
 
 # %%
 from fssl_core.papers import display_names
-from fssl_core.plots import round_curves, save_figure
-from fssl_core.report import dataset_available, reproduce_cells
-from fssl_core.report import round_curves as curves_of
+from fssl_core.report.plots import round_curves, save_figure
+from fssl_core.report.tables import dataset_available, reproduce_cells
+from fssl_core.report.tables import round_curves as curves_of
 
 for figure, pairs in pairs_of.items():
     _, _, keys = fedanchor.CURVE_FIGURES[figure]

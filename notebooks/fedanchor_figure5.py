@@ -57,9 +57,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from sklearn.metrics import silhouette_score
 
-from fssl_core.latent import test_embeddings, tsne_2d
-from fssl_core.plots import latent_scatter, save_figure
-from fssl_core.report import dataset_available
+from fssl_core.engine.latent import test_embeddings, tsne_2d
+from fssl_core.report.plots import latent_scatter, save_figure
+from fssl_core.report.tables import dataset_available
 from fssl_core.executors import run_all
 from fssl_core.store import RunStore
 

@@ -34,7 +34,7 @@ model = "resnet18"         # Table 1's network; "wrn28_2" shows the same overhea
 # %%
 from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
-from fssl_core.report import comparison_table, save_notebook_results
+from fssl_core.report.tables import comparison_table, save_notebook_results
 
 run_profile = get_profile(profile)
 table4 = fedanchor.table4_rows(model)

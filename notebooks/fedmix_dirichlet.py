@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from fssl_core.data.datasets import DatasetUnavailable, load_dataset
-from fssl_core.plots import save_figure
+from fssl_core.report.plots import save_figure
 from fssl_core.profiles import get_profile
 from fssl_core.widgets import (DirichletExplorer, client_class_counts, dirichlet_partition_of, partition_summary,
                                plot_class_proportions)

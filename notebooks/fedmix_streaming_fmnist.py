@@ -42,7 +42,7 @@
 # %% tags=["parameters"]
 profile = "quick"                       # smoke | quick | paper
 device = "cpu"                          # cpu | cuda
-precision = "fp32"                      # on cuda: fp32 (exact) | tf32 (fast: the paper rows' runs; precision.py)
+precision = "fp32"                      # on cuda: fp32 (exact) | tf32 (fast: the paper rows' runs; learning/precision.py)
 methods = None                          # None: the profile's scope (quick: supervised_server, fedmatch,
                                         # fedmix_fedloss, fedmix_fedfreq; paper: those and fedmix, fedmix_fedavg)
 seeds = None                            # None: seed 1
@@ -62,9 +62,9 @@ cells, sensitivity = fedmix.plans.streaming_fmnist(profile, device, precision=pr
 import pandas as pd
 
 from fssl_core.papers import display_names
-from fssl_core.plots import round_curves, save_figure
-from fssl_core.report import round_curves as curves_of
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report.plots import round_curves, save_figure
+from fssl_core.report.tables import round_curves as curves_of
+from fssl_core.report.tables import comparison_table, reproduce_cells, save_notebook_results
 
 # the rows name the precision of CUDA runs beside the device ("cuda tf32"); each run's env.json holds the rest
 results = reproduce_cells(cells, run_profile, device if precision == "fp32" else f"{device} {precision}")

@@ -44,8 +44,8 @@ cells = fedsiam.plans.figure5(profile, device, datasets=datasets, settings=setti
 import pandas as pd
 
 from fssl_core.papers import display_names
-from fssl_core.plots import round_curves, save_figure
-from fssl_core.report import round_curves as curves_of, dataset_available, reproduce_cells
+from fssl_core.report.plots import round_curves, save_figure
+from fssl_core.report.tables import round_curves as curves_of, dataset_available, reproduce_cells
 
 results = reproduce_cells(cells, run_profile, device)
 curves = curves_of(cells)

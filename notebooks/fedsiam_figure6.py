@@ -43,8 +43,8 @@ run_profile = get_profile(profile)
 cells = fedsiam.plans.figure6(profile, device, datasets=datasets, mus=mus, seeds=seeds)
 
 # %%
-from fssl_core.plots import accuracy_vs_mu, save_figure
-from fssl_core.report import comparison_table, dataset_available, reproduce_cells, save_notebook_results
+from fssl_core.report.plots import accuracy_vs_mu, save_figure
+from fssl_core.report.tables import comparison_table, dataset_available, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_figure6", run_profile)

@@ -55,7 +55,7 @@
 # ### FedSiam's loss and clocks: what decides each reading
 #
 # Paper lines are `fedsiam-latex.txt`'s; the authors' files are in zewei-long/fedsiam-pytorch,
-# `fedsiam-labels-at-client/` (read, not copied). Ours is what `algorithms/fedsiam.py` and `ssl.py` compute
+# `fedsiam-labels-at-client/` (read, not copied). Ours is what `algorithms/fedsiam.py` and `learning/ssl.py` compute
 # under FedSiam's present `revision`; changing any row is a new run identity (a revision bump).
 #
 # | reading | paper | authors' code | ours | the alternative | what decides |
@@ -103,8 +103,8 @@ paper_protocol_profile = run_profile.at_paper_protocol()
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced
-from fssl_core.report import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report.plots import paper_vs_reproduced
+from fssl_core.report.tables import comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 comparison_table(results)
@@ -135,13 +135,13 @@ fedsiam.rankings(results)
 # ### The claims, with verdicts
 # Per column: FedSiam-D's accuracy minus the best baseline's (FedAvg, FedAvg+, FedSem, FedFixMatch,
 # FedMatch), the upload ranking Π < D < MT in MB, and FedSiam-D's parity with FedSiam-MT ("comparable
-# performance": within 1 point). Verdicts from the one claim test (`fssl_core.claim_test`): with fewer than 3 seeds on a side a claim is
+# performance": within 1 point). Verdicts from the one claim test (`fssl_core.report.claim_test`): with fewer than 3 seeds on a side a claim is
 # *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline
 # (FedSiam-D holds only above every one); the upload ranking follows from the τ reading *by construction*.
 # The headline cell's paper-protocol rows, where run, take the place of the reduced ones.
 
 # %%
-from fssl_core.report import claim_verdicts
+from fssl_core.report.tables import claim_verdicts
 
 claims = fedsiam.table5_claims(results)
 claim_verdicts(pd.concat([results, claims], ignore_index=True), claim_comparisons())[

@@ -61,8 +61,8 @@ cells, server_alone_cells, server_step_cells = fedsiam.plans.table6(profile, dev
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced
-from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report.plots import paper_vs_reproduced
+from fssl_core.report.tables import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 claims = fedsiam.table6_claims(results)
@@ -86,7 +86,7 @@ fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 6 (profile {run_pro
 fedsiam.group_margins(results)
 
 # %% [markdown]
-# The same claim per column with its verdict. Verdicts from the one claim test (`fssl_core.claim_test`): with fewer than 3 seeds on a side a claim is
+# The same claim per column with its verdict. Verdicts from the one claim test (`fssl_core.report.claim_test`): with fewer than 3 seeds on a side a claim is
 # *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline.
 
 # %%

@@ -46,8 +46,8 @@ cells, authors_cells = fedsiam.plans.table7(profile, device, datasets=datasets, 
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced
-from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report.plots import paper_vs_reproduced
+from fssl_core.report.tables import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 authors_results = reproduce_cells(authors_cells, run_profile.at_paper_protocol(), device)
@@ -63,7 +63,7 @@ fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 7 (profile {run_pro
 # The paper's claims: the siamese pair helps (FedSiam-D above FedSiam-NoSiam), accuracy peaks at
 # α_max = 0.999, and the two τ curves are within a few tenths of a point. Differences this small
 # are within one seed's noise: read `quick` rows (one seed) as a check of direction at most. The
-# first two, with verdicts. Verdicts from the one claim test (`fssl_core.claim_test`): with fewer than 3 seeds on a side a claim is
+# first two, with verdicts. Verdicts from the one claim test (`fssl_core.report.claim_test`): with fewer than 3 seeds on a side a claim is
 # *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline.
 
 # %%

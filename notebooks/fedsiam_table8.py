@@ -43,8 +43,8 @@ cells, authors_cells = fedsiam.plans.table8(profile, device, datasets=datasets, 
 # %%
 import pandas as pd
 
-from fssl_core.plots import paper_vs_reproduced
-from fssl_core.report import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.report.plots import paper_vs_reproduced
+from fssl_core.report.tables import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 authors_results = reproduce_cells(authors_cells, run_profile.at_paper_protocol(), device)
@@ -58,7 +58,7 @@ fig, ax = paper_vs_reproduced(results, title=f"FedSiam Table 8 (profile {run_pro
 
 # %% [markdown]
 # The paper's claim, the one that sets its defaults: the loss it picked per column (MSE, KL for
-# CIFAR-10 non-IID) beats the other. Verdicts from the one claim test (`fssl_core.claim_test`): with fewer than 3 seeds on a side a claim is
+# CIFAR-10 non-IID) beats the other. Verdicts from the one claim test (`fssl_core.report.claim_test`): with fewer than 3 seeds on a side a claim is
 # *untested*; else Welch's t at 5% (two-sided, its interval beside the verdict), against each baseline.
 
 # %%

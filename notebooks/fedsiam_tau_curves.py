@@ -45,7 +45,7 @@ cell, = fedsiam.plans.tau_curves(profile, device)
 import pandas as pd
 
 from fssl_core.algorithms.fedsiam import tau_schedule
-from fssl_core.plots import save_figure
+from fssl_core.report.plots import save_figure
 from fssl_core.store import RunStore
 from fssl_core.widgets import TauExplorer, plot_tau_curve
 

@@ -1,7 +1,7 @@
 """One step's batch of random 28×28 images drawn through the engine's own `batches`, for loss tests."""
 import torch
 
-from fssl_core.batches import DataView, Plan, TrainImages, batches
+from fssl_core.learning.batches import DataView, Plan, TrainImages, batches
 from fssl_core.data.augment import augment_spec_for
 
 

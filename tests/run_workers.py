@@ -7,7 +7,7 @@ def execute_and_log_rounds(root: str, cfg_dict: dict, log: str, barrier, results
     """Execute a config once every worker is ready; log "<pid> <round>" per trained round."""
     from fssl_core.run_config import RunConfig
     from fssl_core.store import RunStore
-    from fssl_core.trainer import train
+    from fssl_core.engine.trainer import train
 
     def note(r):
         with open(log, "a") as f:

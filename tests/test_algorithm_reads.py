@@ -8,7 +8,7 @@ import torch
 
 from fssl_core.algorithms import ALGORITHMS, algorithm_settings, ignored_settings
 from fssl_core.run_config import RunConfig, field_types
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 
 from .conftest import requires_mnist
 

@@ -181,7 +181,7 @@ def test_the_store_never_imports_an_executor_and_report_never_a_paper():
     assert store, "fssl_core.store is missing"
     for module in store:
         assert not {d for d in graph[module] if d.startswith("fssl_core.executors")}, module
-    for module in ("fssl_core.report", "fssl_core.plots"):
+    for module in [m for m in graph if m == "fssl_core.report" or m.startswith("fssl_core.report.")]:
         assert not {d for d in graph[module] if d.startswith("fssl_core.papers")}, module
 
 
@@ -194,12 +194,44 @@ def test_config_is_a_leaf_and_no_registry_imports_run_config():
     assert registries and not [m for m in registries if "fssl_core.run_config" in graph[m]]
 
 
-ENGINE = ("fssl_core.engine", "fssl_core.trainer", "fssl_core.training", "fssl_core.cohort", "fssl_core.algorithms",
-          "fssl_core.models", "fssl_core.data")
+# The package's layers, bottom to top: a module imports only from its own layer's package or those below.
+LAYERS = [
+    ("config", "paths"), ("data", "models"), ("learning",), ("algorithms",), ("run_config", "profiles", "widgets"),
+    ("store",), ("engine",), ("executors", "integrations"), ("report",), ("papers",), ("job",),
+    ("reproduce", "perf"), ("cli",), ("__main__",),
+]
+ENTRY_POINTS = {"__init__", "__main__", "cli", "config", "run_config", "profiles", "paths", "reproduce", "widgets"}
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_every_import_points_down_the_layers():
+    """What `farm-studio look` draws: each root module and sub-package imports only its own layer's or lower."""
+    layer = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+    graph = import_graph()
+    units = {_unit(m) for m in graph} - {"fssl_core"}
+    assert units == set(layer), f"a module or package outside LAYERS: {sorted(units ^ set(layer))}"
+    up = sorted({(_unit(m), _unit(d)) for m, deps in graph.items() for d in deps
+                 if _unit(d) != "fssl_core" and layer[_unit(d)] > layer[_unit(m)]})
+    assert up == [], f"imports pointing up the layers: {up}"
+
+
+def test_the_root_holds_only_the_packages_entry_points():
+    root = {p.stem for p in PACKAGE.glob("*.py")}
+    assert root == ENTRY_POINTS, f"not an entry point, move it into its layer's package: {sorted(root - ENTRY_POINTS)}"
+
+
+# what trains (learning.precision, the device's numeric flags the store records, is not among it)
+ENGINE = ("fssl_core.engine", "fssl_core.learning.training", "fssl_core.learning.cohort", "fssl_core.learning.batches",
+          "fssl_core.learning.aggregate", "fssl_core.learning.ssl", "fssl_core.algorithms", "fssl_core.models",
+          "fssl_core.data")
 
 
 def test_the_store_persists_and_proves_and_never_imports_the_engine():
-    """The trainer owns the rounds (trainer.py); the store only writes and checks a run's files."""
+    """The trainer owns the rounds (engine/trainer.py); the store only writes and checks a run's files."""
     graph = import_graph()
     for module in [m for m in graph if m == "fssl_core.store" or m.startswith("fssl_core.store.")]:
         assert not {d for d in graph[module] if d.startswith(ENGINE)}, module
@@ -230,3 +262,21 @@ def test_git_tracks_a_runs_records_and_ignores_what_stays_local(path, ignored):
         pytest.skip("not a git checkout")
     check = subprocess.run(["git", "check-ignore", "-q", path], cwd=root)
     assert check.returncode == (0 if ignored else 1), path
+
+
+MAX_DOCSTRING_LINES = 25
+HISTORY = __import__("re").compile(r"\bissue \d+|\(was[:\s]|\bwas: |until issue|earlier versions", __import__("re").I)
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_a_module_docstring_says_what_and_why_in_at_most_25_lines(name):
+    """Long derivations go to the paper folder (papers/<paper>/READINGS.md) or docs/."""
+    doc = ast.get_docstring(ast.parse(_modules()[name].read_text()), clean=False) or ""
+    assert len(doc.splitlines()) <= MAX_DOCSTRING_LINES, f"{name}: a {len(doc.splitlines())}-line docstring"
+
+
+def test_package_code_carries_no_history():
+    """No issue numbers or "was:" notes: what the code does now and why; history is git's."""
+    found = [f"{name}:{i}: {line.strip()}" for name, path in _modules().items()
+             for i, line in enumerate(path.read_text().splitlines(), 1) if HISTORY.search(line)]
+    assert found == []

@@ -9,7 +9,7 @@ from torch import nn
 
 from fssl_core.algorithms.base import Context
 from fssl_core.algorithms.fedmix import FedMix
-from fssl_core.batches import DataView, Plan, TrainImages, batches
+from fssl_core.learning.batches import DataView, Plan, TrainImages, batches
 from fssl_core.run_config import RunConfig
 from fssl_core.data.augment import augment_spec_for
 from fssl_core.models.base import Network

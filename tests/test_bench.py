@@ -5,7 +5,7 @@ import sys
 import pytest
 import torch
 
-from fssl_core import bench
+from fssl_core.perf import bench
 
 from .conftest import requires_mnist
 
@@ -47,7 +47,7 @@ def test_the_table_and_the_readme_block(tmp_path, monkeypatch):
                    loop_ratio_ceiling=4.18, loop_ratio_at_peak=7.3, reference="mnist_fedsiam_d", cohort_vs_reference=1.54)
     assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 36.0 | 4.18× (7.3×) | 1.54× (mnist_fedsiam_d) |")
     assert table.splitlines()[0].count("|") == table.splitlines()[1].count("|") == 16
-    from fssl_core.report import replace_readme_block
+    from fssl_core.report.tables import replace_readme_block
     assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(rows[:1], "cpu"))
     text = readme.read_text()
     assert "old" not in text and "keep" in text and "| mnist_fedavg |" in text

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from fssl_core.claim_test import Side, claim_test, t_quantile, welch
+from fssl_core.report.claim_test import Side, claim_test, t_quantile, welch
 
 
 def s(mean, std, n, name="x"):
@@ -120,7 +120,7 @@ def test_a_claims_p_agrees_with_its_verdict():
 
 
 def test_holm_steps_down_until_a_p_value_misses_its_threshold():
-    from fssl_core.claim_test import holm
+    from fssl_core.report.claim_test import holm
     # 0.01 ≤ 0.05/3 rejected; 0.03 > 0.05/2 stops, and 0.04 after it stays
     assert holm([0.01, 0.04, 0.03, None]) == [True, False, False, None]
     assert holm([0.001, 0.02, 0.04]) == [True, True, True]         # 0.001 ≤ .0167, 0.02 ≤ .025, 0.04 ≤ .05

@@ -10,7 +10,7 @@ from fssl_core import cli
 from fssl_core.config import ConfigError, key_value_pairs
 from fssl_core.run_config import RunConfig
 from fssl_core.data import datasets
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 
 from .conftest import requires_mnist
 
@@ -102,7 +102,7 @@ def test_run_refuses_a_bad_value_a_missing_data_set_and_a_missing_device(tmp_pat
     runs = ["run", "--quiet", "--runs", str(tmp_path), "rounds=1"]
     assert cli.main([*runs, "tau_mu=nan"]) == 2
     assert capsys.readouterr().err == "error: RunConfig.tau_mu=nan: must be a finite number within [0, 1]\n"
-    monkeypatch.setattr("fssl_core.engine.load_dataset", absent)
+    monkeypatch.setattr("fssl_core.engine.federation.load_dataset", absent)
     assert cli.main([*runs, "dataset=cifar10"]) == 2
     assert capsys.readouterr().err == "error: data set 'cifar10' was not found under root /nowhere\n"
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -204,7 +204,7 @@ def _summary(status: str, accuracy: float | None) -> dict:
 @pytest.mark.parametrize("status,accuracy,code", [("ok", 97.31, 0), ("at-chance", 9.8, 3), ("diverged", None, 3)])
 def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_result(monkeypatch, tmp_path, capsys,
                                                                                   status, accuracy, code):
-    from fssl_core import trainer
+    from fssl_core.engine import trainer
     from fssl_core.store import RunResult
     summary = _summary(status, accuracy)
     monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True: RunResult(cfg, [], summary))
@@ -221,7 +221,7 @@ def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_resu
 
 def test_a_run_that_diverged_in_its_first_round_is_one_line(monkeypatch, tmp_path, capsys):
     """lr=3.4e38 diverges in round 1: no round finished, no time per round (was a TypeError traceback)."""
-    from fssl_core import trainer
+    from fssl_core.engine import trainer
     from fssl_core.store import RunResult
     summary = {**_summary("diverged", None), "rounds": 0, "seconds_per_round": None, "upload_bytes": 0,
                "download_bytes": 0}
@@ -232,7 +232,7 @@ def test_a_run_that_diverged_in_its_first_round_is_one_line(monkeypatch, tmp_pat
 
 
 def test_an_interrupted_run_says_how_to_resume_and_exits_130_without_a_traceback(monkeypatch, tmp_path, capsys):
-    from fssl_core import trainer
+    from fssl_core.engine import trainer
 
     def interrupted(cfg, store, progress=True):
         raise KeyboardInterrupt

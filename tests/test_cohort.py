@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from fssl_core.run_config import RunConfig
-from fssl_core.engine import Federation
-from fssl_core.gpu_check import COHORT_CASES, COHORT_SMALL
+from fssl_core.engine.federation import Federation
+from fssl_core.perf.gpu_check import COHORT_CASES, COHORT_SMALL
 
 from .conftest import requires_mnist
 
@@ -20,7 +20,7 @@ def two_rounds(cfg: RunConfig):
     return fed, state, logged
 
 
-# the configurations (their reasons beside them) live in fssl_core/gpu_check.py, which runs them on a GPU
+# the configurations (their reasons beside them) live in fssl_core/perf/gpu_check.py, which runs them on a GPU
 # at this test's tolerance
 @requires_mnist
 @pytest.mark.parametrize("algorithm,role,extra", COHORT_CASES)

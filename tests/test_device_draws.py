@@ -15,7 +15,7 @@ from torch.overrides import TorchFunctionMode
 
 from fssl_core.algorithms import ALGORITHMS
 from fssl_core.run_config import RunConfig
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 
 from .conftest import requires_mnist
 

@@ -20,7 +20,7 @@ from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig
 from fssl_core.executors import run_all
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 from .test_store import TINY, _without_timing
@@ -214,7 +214,7 @@ def test_a_run_that_raises_is_reported_once_and_the_others_finish(local_ray, tmp
 @pytest.mark.parametrize("notebook", ["fedmix_streaming_fmnist", "fedsiam_table8"])
 def test_a_smoke_reproduction_through_ray_trains_the_local_executors_runs(local_ray, reference, notebook,
                                                                            tmp_path, monkeypatch):
-    from fssl_core.plan import plan_job
+    from fssl_core.job.plan import plan_job
     from fssl_core.reproduce import notebooks, reproduce
     monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))     # a fresh store: every run is trained through Ray
     store = RunStore(tmp_path / "runs")

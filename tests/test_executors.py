@@ -12,7 +12,7 @@ from fssl_core.config import ConfigError, key_value_pairs
 from fssl_core.run_config import RunConfig
 from fssl_core.executors import EXECUTORS, default_workers, executor_named, run_all
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from . import toy_executor
 from .conftest import requires_mnist

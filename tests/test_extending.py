@@ -6,7 +6,7 @@ import torch
 from fssl_core.algorithms import ALGORITHMS
 from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 
 from .conftest import requires_mnist
 from .toy_algorithm import FedAvgSmoothed

@@ -27,7 +27,7 @@ import torch
 
 from fssl_core.algorithms.fedanchor import anchor_pseudo_labels, label_contrastive_loss
 from fssl_core.run_config import RunConfig
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
@@ -148,7 +148,7 @@ def test_cells_of_unimplemented_methods_are_report_rows_with_the_paper_value(mon
 def test_a_run_stopped_early_is_the_longer_runs_prefix_and_its_final_state_is_what_was_evaluated(tmp_path):
     # Figure 5 draws the latent space of runs stopped at rounds 1, 10, 30: each must be the
     # 30-round run's first rounds, and the stored final state the model whose accuracy was logged
-    from fssl_core.latent import test_embeddings
+    from fssl_core.engine.latent import test_embeddings
     cfg = RunConfig(algorithm="fedanchor", dataset="fashion_mnist", partition="server_lda", dirichlet_alpha=1000.0,
                     server_labeled=100, server_balanced=True, projection_dim=8, pseudo_label_threshold=0.6,
                     clients=20, clients_per_round=2, rounds=3, local_epochs=1, pretrain_epochs=1, seed=5)
@@ -208,7 +208,7 @@ def test_static_batchnorm_recomputes_the_statistics_from_the_server_images_alone
     (unbiased, per batch, averaged) variance of the first convolution's output on the given images,
     whatever the statistics were before; the weights are untouched."""
     from fssl_core.algorithms.base import Context
-    from fssl_core.batches import TrainImages
+    from fssl_core.learning.batches import TrainImages
     from fssl_core.data.augment import AugmentSpec
     from fssl_core.models import build_model
     torch.manual_seed(0)
@@ -241,7 +241,7 @@ def test_static_batchnorm_recomputes_the_statistics_from_the_server_images_alone
 from fssl_core.algorithms.semifl import AlternateTraining
 from fssl_core.models import MODELS
 from fssl_core.models.wrn import WideResNet28x2
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 
 class _TinyWRN(WideResNet28x2):
@@ -393,7 +393,7 @@ def test_fedanchors_selected_samples_fall_in_every_committed_fashion_mnist_run()
     from fssl_core.run_config import RunConfig
     from fssl_core.papers.fedanchor import selected_trend
     from fssl_core.paths import project_root
-    from fssl_core.report import Cell, read_results
+    from fssl_core.report.tables import Cell, read_results
     from fssl_core.store import RunStore
     from fssl_core.store.files import read_json
     rows = read_results(project_root() / "results" / "fedanchor_fmnist.csv")

@@ -11,9 +11,9 @@ from fssl_core.algorithms.fedfixmatch import FedFixMatch, fixmatch_unlabeled_los
 from fssl_core.run_config import RunConfig
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
-from fssl_core.engine import Federation
-from fssl_core.training import Step
-from fssl_core.trainer import train
+from fssl_core.engine.federation import Federation
+from fssl_core.learning.training import Step
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 from .fake_batches import mixed_batch

@@ -8,12 +8,12 @@ import torch
 from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedmatch import (FedMatch, agreement_pseudo_labels, compose, l1_norm, l2_to_sigma,
                                            nearest_clients)
-from fssl_core.batches import DataView, Plan, UnlabeledPart
+from fssl_core.learning.batches import DataView, Plan, UnlabeledPart
 from fssl_core.run_config import RunConfig
-from fssl_core.engine import payload_bytes
+from fssl_core.engine.federation import payload_bytes
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 from .fake_batches import mixed_batch

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 import torch
 
-from fssl_core.aggregate import fedfreq_weights, fedloss_weights, one_minus_share_weights
+from fssl_core.learning.aggregate import fedfreq_weights, fedloss_weights, one_minus_share_weights
 from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedmix import FedMix, mix_models, sharpen
 from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig
 from fssl_core.data.datasets import ImageData, resplit
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 from fssl_core.models import build_model
 
 from .conftest import requires_mnist
@@ -194,7 +194,7 @@ def test_while_no_pseudo_label_passes_a_fedmix_round_is_the_supervised_step_time
 def test_the_server_trains_with_its_own_batches_and_sgd_and_the_clients_keep_table2s(monkeypatch, server_sgd, server):
     # Table 6's server-alone row: the FedSiam authors' server step is batch 10, momentum 0.5, no weight
     # decay (fedsiam-labels-at-server/fedsiam-*-main.py); 'clients' reads Table 2's one BS_tr, M and wd for both
-    import fssl_core.engine as engine
+    import fssl_core.engine.federation as engine
     calls = []
     real = engine.train_party
 
@@ -229,9 +229,9 @@ def test_the_scripts_set_option_types_each_field_and_refuses_bad_pairs_in_one_li
 def test_rounds_saved_is_cut_off_when_any_run_peaks_at_its_last_round():
     """Fig. 8's quick rows: FedMix+FedLoss's best rounds average 48.67 of 50 and FedMatch's 46.33, so the mean
     alone says no run is cut; their records say 2 of 3 and 1 of 3 runs peak at round 50."""
-    from fssl_core.claim_test import CUT_OFF
+    from fssl_core.report.claim_test import CUT_OFF
     from fssl_core.papers.fedmix.claims import _streaming
-    from fssl_core.report import PARITY_POINTS, read_results
+    from fssl_core.report.tables import PARITY_POINTS, read_results
     from fssl_core.paths import project_root
     rows = read_results(project_root() / "results" / "fedmix_streaming_fmnist.csv")
     quick = rows[(rows.profile == "quick") & (rows.table == "fig8")]

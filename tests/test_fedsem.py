@@ -6,14 +6,14 @@ import torch.nn.functional as F
 
 from fssl_core.algorithms.base import Context, Upload
 from fssl_core.algorithms.fedsem import FedSem, phase1_rounds, pooled_plan
-from fssl_core.batches import DataView, Plan, TrainImages, batches
+from fssl_core.learning.batches import DataView, Plan, TrainImages, batches
 from fssl_core.run_config import RunConfig
 from fssl_core.data.augment import augment_spec_for
-from fssl_core.engine import payload_bytes
+from fssl_core.engine.federation import payload_bytes
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
-from fssl_core.training import Step
-from fssl_core.trainer import train
+from fssl_core.learning.training import Step
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 

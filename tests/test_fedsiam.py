@@ -10,7 +10,7 @@ from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig
 from fssl_core.models import build_model
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 
@@ -130,7 +130,7 @@ def _fedsiam(**changes):
 
 
 def test_beta_and_alpha_run_on_the_clients_own_clock():
-    from fssl_core.training import Step
+    from fssl_core.learning.training import Step
     algo = _fedsiam(local_epochs=5, ema_decay=0.999)
     first, second = (Step(round=20, local_step=0, local_steps=300, participation=p) for p in (1, 2))
     # β^k: φ_l = 10 of the client's epochs counted p·R_L + e (the authors'): a first pick starts at
@@ -150,7 +150,7 @@ def test_beta_and_alpha_run_on_the_clients_own_clock():
 
 def test_the_authors_ema_clock_counts_the_clients_local_epochs():
     """ema_clock='epochs': α^k = min(1 − 1/(p·R_L + e + 2), α_max), e = 0..R_L−1 (their Update.py)."""
-    from fssl_core.training import Step
+    from fssl_core.learning.training import Step
     algo = _fedsiam(local_epochs=5, ema_decay=0.999, ema_clock="epochs")
     assert algo.alpha(Step(round=20, local_step=0, local_steps=300, participation=1)) == pytest.approx(1 - 1 / 7)
     assert algo.alpha(Step(round=20, local_step=299, local_steps=300, participation=1)) == pytest.approx(1 - 1 / 11)
@@ -164,7 +164,7 @@ def test_the_authors_ema_clock_counts_the_clients_local_epochs():
 
 
 def test_a_per_client_ema_decay_updates_each_stacked_client_as_its_own_float_would():
-    from fssl_core.ssl import ema_update_
+    from fssl_core.learning.ssl import ema_update_
     torch.manual_seed(0)
     target, online = {"w": torch.randn(3, 4, 5)}, {"w": torch.randn(3, 4, 5)}
     alphas = torch.tensor([0.0, 0.5, 0.99], dtype=torch.float64)
@@ -175,7 +175,7 @@ def test_a_per_client_ema_decay_updates_each_stacked_client_as_its_own_float_wou
 
 @requires_mnist
 def test_cohort_clients_on_different_clocks_train_as_sequentially():
-    from fssl_core.engine import Federation
+    from fssl_core.engine.federation import Federation
     # 10 of 20 clients a round: about half of round 2's were picked in round 1 (participation 2)
     cfg = RunConfig(algorithm="fedsiam_mt", dataset="mnist", resplit_train=2000, resplit_test=500, clients=20,
                     clients_per_round=10, rounds=2, local_epochs=1, labeled_repeats=3, seed=3)

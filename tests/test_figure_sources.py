@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from fssl_core.papers import redraw_table_figure, table_figure_rows, table_figures
-from fssl_core.plots import figure_source, rows_digest
-from fssl_core.report import read_results
+from fssl_core.report.plots import figure_source, rows_digest
+from fssl_core.report.tables import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ import json
 
 import torch
 
-from fssl_core import fingerprint
+from fssl_core.perf import fingerprint
 
 
 def _hex(obj) -> str:

@@ -12,7 +12,7 @@ from tests.conftest import requires_mnist
 pytest.importorskip("flwr")
 pytest.importorskip("ray")
 from fssl_core.integrations.flower import pack, simulate, unpack  # noqa: E402
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 SMALL = dict(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=4, clients_per_round=2,
              local_epochs=1, rounds=2, batch_size=10, trainer="sequential")

@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from fssl_core import cli, gpu_check
-from fssl_core.gpu_check_runs import KILL_AFTER
+from fssl_core import cli
+from fssl_core.perf import gpu_check
+from fssl_core.perf.gpu_check_runs import KILL_AFTER
 
 from .conftest import requires_mnist
 
@@ -62,7 +63,7 @@ def test_bench_and_throughput_rows_are_recorded(tiny):
     for r in rows:
         assert r["finished"] == r["runs"] == r["concurrency"] and r["rounds_done"] == 2 * r["concurrency"]
         assert r["rounds_per_hour"] > 0 and r["runs_per_hour_at_50_rounds"] > 0 and r["round_s"] > 0
-    # the figures gpu_defaults.py reads, in gpu_measurements.json's shape
+    # the figures engine/gpu_defaults.py reads, in gpu_measurements.json's shape
     figures = tiny[2]["gpu_measurements"]["cpu"]
     assert figures["runs_per_hour"] == {str(r["concurrency"]): r["runs_per_hour_at_50_rounds"] for r in rows}
     assert figures["bench"] == {"mnist_fedavg": {"sequential": row["seq_s"], "cohort": row["cohort_s"]}}

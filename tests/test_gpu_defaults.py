@@ -1,9 +1,9 @@
-"""CUDA defaults read from committed measurements, with a fallback that says it is one (gpu_defaults.py)."""
+"""CUDA defaults read from committed measurements, with a fallback that says it is one (engine/gpu_defaults.py)."""
 import json
 
 import pytest
 
-from fssl_core import gpu_defaults
+from fssl_core.engine import gpu_defaults
 
 H100 = "NVIDIA H100 80GB HBM3"
 FIGURES = {H100: {"date": "2026-11-26", "runs_per_hour": {"1": 60.0, "2": 110.0, "4": 150.0, "8": 140.0},

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fssl_core import papers
-from fssl_core.report import COLUMNS, summary
+from fssl_core.report.tables import COLUMNS, summary
 
 
 def _toy_paper(tmp_path, monkeypatch, init='DISPLAY_NAMES = {"toy_method": "Toy-Method"}\n'):
@@ -61,7 +61,7 @@ def test_each_papers_readme_shows_the_results_rendered_from_the_committed_csvs(n
 
 
 def test_the_readme_results_are_the_paper_protocol_rows_under_their_display_names():
-    from fssl_core.report_page import results_tables_markdown
+    from fssl_core.report.page import results_tables_markdown
     row = {c: math.nan for c in COLUMNS}
     row.update(paper="fedsiam", table="table5", setting="iid", labeled="0.10", dataset="mnist", metric="accuracy",
                device="cpu", seconds=0.0)
@@ -91,7 +91,7 @@ def _stream_rows(best_rounds, profile="quick"):
 
 def test_fedmix_rounds_saved_is_cut_off_where_a_best_round_is_the_runs_last():
     from fssl_core.papers import fedmix
-    from fssl_core.report import claim_verdicts
+    from fssl_core.report.tables import claim_verdicts
     assert fedmix.streaming_rounds("quick") == 50          # quick's 50 rounds: a best at round 50 may lie beyond
     cells = _stream_rows((50, 49))
     claims = fedmix.streaming_claims(cells)
@@ -107,7 +107,7 @@ def test_fedmix_rounds_saved_is_cut_off_where_a_best_round_is_the_runs_last():
 
 def test_fedanchor_claims_compare_fedanchors_cells_with_semifls():
     from fssl_core.papers import fedanchor
-    from fssl_core.report import claim_verdicts
+    from fssl_core.report.tables import claim_verdicts
     rows = [{**{c: math.nan for c in COLUMNS}, "paper": "fedanchor", "table": "fmnist", "setting": "iid",
              "labeled": "250", "dataset": "fashion_mnist", "method": m, "metric": k, "reproduced_value": v,
              "reproduced_std": 1.0, "n_runs": 3, "profile": "quick", "device": "cpu", "seconds": 1.0, "status": "reduced"}
@@ -126,7 +126,7 @@ def test_every_published_table_has_a_sentence_introducing_it_in_the_report():
     """results/REPORT.md introduces each table by a sentence (papers.table_intros): no side table is a block of
     numbers a reader must guess at (issue 46)."""
     from fssl_core.paths import project_root
-    from fssl_core.report import published_results
+    from fssl_core.report.tables import published_results
     published = published_results(project_root() / "results")
     tables = set(zip(published.paper, published.table))
     assert tables and tables <= set(papers.table_intros()), sorted(tables - set(papers.table_intros()))
@@ -135,8 +135,8 @@ def test_every_published_table_has_a_sentence_introducing_it_in_the_report():
 def test_the_report_introduces_tables_and_says_where_a_refuted_claim_is_explained():
     import pandas as pd
 
-    from fssl_core.report import COLUMNS
-    from fssl_core.report_page import explained, render_markdown
+    from fssl_core.report.tables import COLUMNS
+    from fssl_core.report.page import explained, render_markdown
     row = {c: "" for c in COLUMNS} | {"paper": "p", "table": "t", "setting": "s", "labeled": "1", "dataset": "d",
                                       "method": "m", "metric": "accuracy", "paper_value": 50.0, "reproduced_value": 49.0,
                                       "reproduced_std": float("nan"), "n_runs": 1, "profile": "quick", "status": "reduced",
@@ -149,7 +149,7 @@ def test_the_report_introduces_tables_and_says_where_a_refuted_claim_is_explaine
 
 
 def test_the_report_names_methods_as_the_papers_do():
-    from fssl_core.report_page import named
+    from fssl_core.report.page import named
     names = papers.display_names()
     assert named("fedsiam_d vs best baseline", names) == "FedSiam-D vs best baseline"
     assert named("fedsiam_d_mse vs fedsiam_d_kl", names) == "FedSiam-D (MSE) vs FedSiam-D (KL)"   # the longer id wins
@@ -162,7 +162,7 @@ def test_every_published_claim_row_is_its_builder_on_the_published_cells():
     cells its row is computed from: the builders rerun on them give every published claim row back, value for
     value (publish rebuilds them after a narrowed republish, papers.rebuilt_claim_rows)."""
     from fssl_core.paths import project_root
-    from fssl_core.report import CLAIM_KEY, is_claim, published_results
+    from fssl_core.report.tables import CLAIM_KEY, is_claim, published_results
     frame = published_results(project_root() / "results")
     assert papers.rebuilt_claim_rows(frame)[1] == []
     sourced = pd.Series([(p, t) in papers.claim_sources() for p, t in zip(frame.paper, frame.table)], index=frame.index)

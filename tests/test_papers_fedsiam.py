@@ -5,7 +5,7 @@ import pytest
 from fssl_core.run_config import RunConfig
 from fssl_core.papers import claim_comparisons, fedsiam, paper_values
 from fssl_core.profiles import PROFILES
-from fssl_core.report import Cell, reproduce_cells, round_curves
+from fssl_core.report.tables import Cell, reproduce_cells, round_curves
 from fssl_core.store import RunStore
 
 from .fake_runs import fake_finished_run, row
@@ -73,7 +73,7 @@ def _fake_finished_run(store: RunStore, cfg: RunConfig, accuracies: list[float],
 
 
 def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path, monkeypatch):
-    monkeypatch.setattr("fssl_core.report.dataset_available", lambda name: True)   # the runs are faked: no data read
+    monkeypatch.setattr("fssl_core.report.tables.dataset_available", lambda name: True)   # the runs are faked: no data read
     store = RunStore(tmp_path)
     a, b = RunConfig(rounds=2, seed=1), RunConfig(rounds=2, seed=2)
     _fake_finished_run(store, a, [50.0, 90.0], 3_000_000)
@@ -248,7 +248,7 @@ def test_under_a_tenth_of_far_cells_stay_explained_when_the_paper_moves(capsys):
     import numpy as np
     import pandas as pd
 
-    from fssl_core.report import read_results
+    from fssl_core.report.tables import read_results
     from fssl_core.paths import project_root
     frame = pd.concat([read_results(p) for p in sorted((project_root() / "results").glob("fedsiam_table*.csv"))],
                       ignore_index=True)
@@ -408,7 +408,7 @@ def test_an_epoch_feeds_every_sample_with_the_pooled_labeled_share():
     import torch
 
     from fssl_core.algorithms.base import Algorithm, mixed_plan
-    from fssl_core.batches import DataView
+    from fssl_core.learning.batches import DataView
 
     def view(labeled, unlabeled):
         return DataView(torch.empty(labeled), torch.empty(unlabeled))
@@ -432,7 +432,7 @@ def test_table5_claims_compare_fedsiam_d_with_the_best_baseline_and_rank_the_upl
 
     import pandas as pd
 
-    from fssl_core.report import COLUMNS, claim_verdicts
+    from fssl_core.report.tables import COLUMNS, claim_verdicts
     # (method, metric, mean, std over 3 seeds)
     cells = [("fedavg", "accuracy", 95.0, 0.3), ("fedfixmatch", "accuracy", 97.0, 0.4),
              ("fedavg_plus", "accuracy", 96.0, 0.3), ("fedsem", "accuracy", 96.5, 0.3), ("fedmatch", "accuracy", 96.9, 0.3),
@@ -470,7 +470,7 @@ def test_table7_claims_compare_the_siamese_pair_and_the_alpha_max_rows():
 
     import pandas as pd
 
-    from fssl_core.report import COLUMNS, claim_verdicts
+    from fssl_core.report.tables import COLUMNS, claim_verdicts
     rows = [("siamese=no", 98.61), ("siamese=yes", 98.51), ("alpha_max=0.9", 98.49), ("alpha_max=0.99", 98.52),
             ("alpha_max=0.999", 98.51), ("alpha_max=0.9999", 98.50)]
     frame = pd.DataFrame([{"paper": "fedsiam", "table": "table7", "setting": s, "labeled": "0.10", "dataset": "mnist",
@@ -490,7 +490,7 @@ def test_table6_claims_compare_the_best_siamese_method_with_the_best_fixmatch_ba
 
     import pandas as pd
 
-    from fssl_core.report import COLUMNS, claim_verdicts
+    from fssl_core.report.tables import COLUMNS, claim_verdicts
     rows = [("server_iid", "fedfixmatch", 95.37, 0.2), ("server_iid", "fedmatch", 90.84, 0.3),
             ("server_iid", "fedsiam_pi", 93.72, 0.1), ("server_iid", "fedsiam_mt", 95.68, 0.1),
             ("server_noniid", "fedfixmatch", 94.99, 0.1), ("server_noniid", "fedmatch", 90.24, 0.1),
@@ -514,7 +514,7 @@ def test_table8_claims_compare_the_papers_chosen_consistency_loss_with_the_other
 
     import pandas as pd
 
-    from fssl_core.report import COLUMNS, claim_verdicts
+    from fssl_core.report.tables import COLUMNS, claim_verdicts
     rows = [("iid", "mnist", "mse", 98.51), ("iid", "mnist", "kl", 98.48), ("noniid1", "mnist", "mse", 97.0),
             ("noniid1", "mnist", "kl", 87.0), ("noniid1", "cifar10", "mse", 41.0), ("noniid1", "cifar10", "kl", 48.0),
             ("iid", "svhn", "mse", 90.0)]          # its KL row unmeasured: no claim

@@ -18,7 +18,7 @@ import pytest
 
 from fssl_core.run_config import RunConfig
 from fssl_core.papers import notebook_plans
-from fssl_core.plan import JobPlan, _estimate, plan_job, plan_notebook
+from fssl_core.job.plan import JobPlan, _estimate, plan_job, plan_notebook
 from fssl_core.profiles import PROFILES
 from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
 from fssl_core.store import RunStore
@@ -185,8 +185,8 @@ def test_a_reference_time_comes_from_its_own_tables_row_and_never_from_an_untime
 
     import pandas as pd
 
-    from fssl_core.plan import NotebookPlan, _reference_seconds
-    from fssl_core.report import COLUMNS, Cell
+    from fssl_core.job.plan import NotebookPlan, _reference_seconds
+    from fssl_core.report.tables import COLUMNS, Cell
     ours = RunConfig(dataset="mnist", algorithm="fedsiam_d", partition="noniid2", local_epochs=5, rounds=50)
     theirs = ours.replace(model="cnn_mnist_authors")
     cells = [Cell("fedsiam", table, "noniid2", "0.10", "mnist", "fedsiam_d", (cfg,))
@@ -242,7 +242,7 @@ def test_sigterm_stops_the_job_and_every_worker(tmp_path):
 def test_a_missing_data_set_is_said_once_in_the_plan_with_where_it_was_looked_for(tmp_path, monkeypatch, capsys):
     """Offline without MNIST: the plan's line names the data set, the runs it skips and where it looked; nothing
     else on the console says it again (the notebooks' kernels say it in their own outputs)."""
-    from fssl_core import report
+    from fssl_core.report import tables as report
     from fssl_core.data.datasets import DatasetUnavailable
     report.unavailable_reason.cache_clear()
     report.dataset_available.cache_clear()
@@ -271,7 +271,7 @@ class FakeClock:
 
 
 def test_the_eta_starts_at_the_plans_minutes_counts_down_and_rises_only_when_work_finishes_slower(tmp_path):
-    from fssl_core.progress import JobProgress
+    from fssl_core.executors.progress import JobProgress
     configs = [RunConfig(seed=s, rounds=10) for s in (1, 2, 3)]
     estimate = {configs[0].run_id: 120.0, configs[1].run_id: 60.0, configs[2].run_id: 50.0}
     plan = JobPlan([], configs, [], estimate=dict(estimate))
@@ -293,7 +293,7 @@ def test_the_eta_starts_at_the_plans_minutes_counts_down_and_rises_only_when_wor
 
 
 def test_a_reruns_plan_names_the_runs_it_resumes_and_from_which_round(tmp_path):
-    from fssl_core.plan import resumed_rounds
+    from fssl_core.job.plan import resumed_rounds
     store = RunStore(tmp_path)
     cut, fresh = RunConfig(seed=1, rounds=10), RunConfig(seed=2, rounds=10)
     store.dir(cut).mkdir(parents=True)

@@ -15,8 +15,8 @@ import pytest  # noqa: E402
 from matplotlib.container import ErrorbarContainer  # noqa: E402
 
 from fssl_core.papers import fedsiam  # noqa: E402
-from fssl_core.plots import paper_vs_reproduced, save_figure  # noqa: E402
-from fssl_core.report import COLUMNS  # noqa: E402
+from fssl_core.report.plots import paper_vs_reproduced, save_figure  # noqa: E402
+from fssl_core.report.tables import COLUMNS  # noqa: E402
 
 
 def _row(**values):
@@ -206,8 +206,8 @@ def test_save_figure_leaves_no_temporary_file(tmp_path, monkeypatch):
 
 def test_a_notebook_run_by_hand_writes_beside_the_published_files_never_over_them(tmp_path, monkeypatch):
     """Run by hand (no `reproduce`), a notebook's figure and table go under results/by_hand/; under `reproduce` into
-    its staging folder (publish.py moves them); figures/ itself only takes the figures `reproduce` redraws."""
-    from fssl_core.report import COLUMNS, save_notebook_results
+    its staging folder (report/publish.py moves them); figures/ itself only takes the figures `reproduce` redraws."""
+    from fssl_core.report.tables import COLUMNS, save_notebook_results
     from fssl_core.profiles import PROFILES
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     monkeypatch.delenv("FSSL_OUTPUT_STAGING", raising=False)
@@ -267,7 +267,7 @@ def test_display_names_cover_every_transcribed_method():
 
 
 def test_a_round_curve_title_says_how_many_seeds_each_point_averages():
-    from fssl_core.plots import round_curves, seeds_note
+    from fssl_core.report.plots import round_curves, seeds_note
     curves = pd.DataFrame({"method": ["a", "a", "b", "b"], "round": [1, 2, 1, 2], "accuracy": [50.0, 60, 40, 45],
                            "n_runs": [3, 3, 3, 2]})
     fig, ax = round_curves(curves, title="Fashion-MNIST iid")

@@ -1,15 +1,15 @@
 """The precision policy: exact FP32 on CUDA unless a run's config asks for TF32, in its identity and
-its env.json (fssl_core/precision.py)."""
+its env.json (fssl_core/learning/precision.py)."""
 import json
 
 import pytest
 import torch
 
-from fssl_core import precision
+from fssl_core.learning import precision
 from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from fssl_core.config import ConfigError
-from fssl_core.publish import merged_results
-from fssl_core.report import COLUMNS, KEY, read_results
+from fssl_core.report.publish import merged_results
+from fssl_core.report.tables import COLUMNS, KEY, read_results
 from fssl_core.reproduce import check_parameter_types, reproduce
 
 from .conftest import requires_mnist
@@ -106,7 +106,7 @@ def test_a_notebook_that_fails_half_way_publishes_nothing(tmp_path, monkeypatch)
     nb.cells = [parameters, nbformat.v4.new_code_cell(
         "import pandas as pd\n"
         "from fssl_core.profiles import get_profile\n"
-        "from fssl_core.report import COLUMNS, save_notebook_results\n"
+        "from fssl_core.report.tables import COLUMNS, save_notebook_results\n"
         "save_notebook_results(pd.DataFrame(columns=COLUMNS), 'broken', get_profile(profile))\n"
         "raise RuntimeError('half-way')")]
     nbformat.write(nb, str(tmp_path / "notebooks" / "broken.ipynb"))
@@ -117,7 +117,7 @@ def test_a_notebook_that_fails_half_way_publishes_nothing(tmp_path, monkeypatch)
 
 
 def test_a_narrowed_run_keeps_the_whole_tables_figure(tmp_path, monkeypatch):
-    from fssl_core.publish import publish
+    from fssl_core.report.publish import publish
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "t.png").write_bytes(b"whole table")
@@ -142,7 +142,7 @@ def test_a_narrowed_republish_rebuilds_the_claims_its_cells_changed(tmp_path, mo
     difference (23.90 MB where its cells now give 23.86). Published, the claim is rebuilt from the merged
     cells: 11.0 − 2.0 = 9.0 MB, not the 8.0 the old FedSiam-D upload gave; a claim it cannot rebuild stays."""
     from fssl_core.papers import rebuilt_claim_rows
-    from fssl_core.publish import publish
+    from fssl_core.report.publish import publish
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     upload = {"table": "table5_claims", "method": "fedsiam_d vs fedsiam_pi", "metric": "upload_d_minus_pi",
               "paper_value": 0.0}

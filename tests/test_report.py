@@ -6,8 +6,8 @@ import pytest
 
 from fssl_core.papers import claim_comparisons, far_cell_causes
 from fssl_core.profiles import PROFILES
-from fssl_core.report import COLUMNS, read_results, save_notebook_results
-from fssl_core.report_page import merge_results
+from fssl_core.report.tables import COLUMNS, read_results, save_notebook_results
+from fssl_core.report.page import merge_results
 
 
 def _row(**values):
@@ -51,7 +51,7 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
 
 
 def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts():
-    from fssl_core.report import claim_verdicts, summary
+    from fssl_core.report.tables import claim_verdicts, summary
     frame = pd.DataFrame([
         _row(method="a", paper_value=95.0, reproduced_value=90.0, n_runs=1, profile="quick", status="reduced"),
         _row(method="a", paper_value=95.0, reproduced_value=94.0, n_runs=3, profile="paper", status="ok"),
@@ -72,7 +72,7 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
 
 
 def test_summary_counts_the_far_cells_with_a_pre_registered_cause_and_the_exploratory_ones_apart():
-    from fssl_core.report import summary
+    from fssl_core.report.tables import summary
     frame = pd.DataFrame([
         # far, and the authors' whole computation test-selected (table5_authors_network) lands +0.9 from the paper
         _row(method="fedavg", paper_value=95.0, reproduced_value=97.5, n_runs=1, profile="paper"),
@@ -107,6 +107,20 @@ def test_summary_counts_the_far_cells_with_a_pre_registered_cause_and_the_explor
     assert set(summary(frame).set_index("paper")["beyond it, pre-registered cause"]) == {"—"}
 
 
+def test_far_cells_one_computation_serves_count_once_as_a_computation():
+    """FedAvg's Non-IID-I and Non-IID-II cells are one run identity: two far cells, one computation."""
+    frame = pd.DataFrame([
+        _row(setting=setting, method="fedavg", paper_value=80.0, reproduced_value=70.0, n_runs=3, profile="paper",
+             run_ids="r2 r1 r3" if setting == "noniid2" else "r1 r2 r3") for setting in ("noniid1", "noniid2")
+    ] + [_row(setting="noniid1", method="fedsem", paper_value=80.0, reproduced_value=70.0, n_runs=3, profile="paper",
+              run_ids="s1 s2 s3")], columns=COLUMNS)
+    from fssl_core.report.tables import summary
+    counted = summary(frame, {"fedsiam": lambda rows: pd.DataFrame(
+        {**{k: rows[k] for k in ("table", "setting", "labeled", "dataset", "method", "metric")},
+         "cause_measured": False})}).set_index("paper")
+    assert counted.loc["fedsiam", "beyond it, pre-registered cause"] == "0 of 3 (2 computations)"
+
+
 def test_the_published_far_cells_read_their_causes_from_the_side_tables_their_notebook_named():
     from fssl_core.papers import fedsiam
     side = lambda table, value, metric="accuracy": _row(table=table, method="fedavg", metric=metric, paper_value=95.0,
@@ -134,8 +148,8 @@ def test_the_published_far_cells_read_their_causes_from_the_side_tables_their_no
 def _toy_comparisons(frame):
     """The cells a toy claim row "a vs b" compares: method a's cell against method b's (same metric
     "accuracy", same coordinates and profile); a metric named upload_* is implied by a reading."""
-    from fssl_core.claim_test import Comparison, Side
-    from fssl_core.report import CLAIM_KEY
+    from fssl_core.report.claim_test import Comparison, Side
+    from fssl_core.report.tables import CLAIM_KEY
 
     def side(cells, method):
         row = cells[cells.method == method].iloc[0]
@@ -166,7 +180,7 @@ def _toy_comparisons(frame):
     ("upload_gap", (20.0, 0.1, 3), (10.0, 0.1, 3), "by construction"),
 ])
 def test_a_claims_verdict_is_welchs_test_on_the_cells_it_compares(metric, ours, theirs, verdict):
-    from fssl_core.report import claim_verdicts
+    from fssl_core.report.tables import claim_verdicts
 
     def cell(method, stats):
         mean, std, n = stats
@@ -183,7 +197,7 @@ def test_a_claims_verdict_is_welchs_test_on_the_cells_it_compares(metric, ours, 
 
 
 def test_a_claim_against_several_baselines_must_beat_each_and_the_summary_counts_only_the_tested():
-    from fssl_core.report import claim_verdicts, summary
+    from fssl_core.report.tables import claim_verdicts, summary
 
     def cell(method, mean, std=1.0, n=3, setting="iid"):
         return _row(dataset="mnist", method=method, setting=setting, reproduced_value=mean, reproduced_std=std, n_runs=n,
@@ -218,7 +232,7 @@ def test_the_committed_claim_verdicts_are_a_function_of_the_committed_rows():
     """Every published claim row finds the cells it compares among the published rows (no notebook reruns),
     and its published difference is the difference of those cells' means."""
     from fssl_core.paths import project_root
-    from fssl_core.report import CLAIM_KEY, claim_verdicts, is_claim, published_results
+    from fssl_core.report.tables import CLAIM_KEY, claim_verdicts, is_claim, published_results
     frame = published_results(project_root() / "results")
     compared = {}
     for paper, compare in claim_comparisons().items():
@@ -257,7 +271,7 @@ def test_smoke_results_never_touch_the_readme(tmp_path, monkeypatch):
 
 
 def test_large_deltas_keeps_only_cells_beyond_the_threshold():
-    from fssl_core.report import large_deltas
+    from fssl_core.report.tables import large_deltas
     frame = pd.DataFrame([_row(dataset="mnist", method="a", paper_value=95.0, reproduced_value=97.5),
                           _row(dataset="mnist", method="b", paper_value=95.0, reproduced_value=93.5),
                           _row(dataset="mnist", method="c", paper_value=95.0, reproduced_value=92.0),
@@ -274,7 +288,7 @@ def test_a_partial_reproduction_keeps_the_other_notebooks_run_times(tmp_path, mo
 
 def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
     from fssl_core.run_config import RunConfig
-    from fssl_core.report import METRICS
+    from fssl_core.report.tables import METRICS
     from fssl_core.store import RunResult
     metrics = [{"round": r, "accuracy": a} for r, a in enumerate([10.0, 90.0, 92.0, 96.0, 89.0, 95.0, 93.0], 1)]
     metrics.insert(3, {"round": 99})                      # a round without evaluation counts not
@@ -286,7 +300,7 @@ def test_accuracy_last5_is_the_mean_of_the_last_five_evaluated_rounds():
 def test_accuracy_test_selected_is_the_accuracy_of_the_lowest_test_loss_the_later_round_on_a_tie():
     """The FedSiam authors' selection (main_*.py: `if loss_valid <= best_loss_valid`, on the test set)."""
     from fssl_core.run_config import RunConfig
-    from fssl_core.report import METRICS
+    from fssl_core.report.tables import METRICS
     from fssl_core.store import RunResult
     rows = [(1, 80.0, 0.9), (2, 97.0, 0.20), (3, 96.0, 0.20), (4, 98.0, 0.25)]
     metrics = [{"round": r, "accuracy": a, "test_loss": loss} for r, a, loss in rows] + [{"round": 5}]
@@ -346,7 +360,7 @@ def test_the_reports_title_names_the_profiles_of_its_rows_not_only_the_last_jobs
 
 def test_a_published_row_names_its_runs_and_the_check_finds_those_without_proven_records(tmp_path):
     from fssl_core.run_config import RunConfig
-    from fssl_core.publish import unproven_published_runs
+    from fssl_core.report.publish import unproven_published_runs
     from fssl_core.store import RunStore
 
     from .fake_runs import fake_finished_run, row
@@ -378,7 +392,7 @@ def test_every_run_the_committed_results_name_is_committed_and_proves_itself():
     # (git add $(python -m fssl_core records)), so a fresh clone can check every such number
     from pathlib import Path
 
-    from fssl_core.publish import unproven_published_runs
+    from fssl_core.report.publish import unproven_published_runs
     from fssl_core.store import RunStore
     root = Path(__file__).resolve().parents[1]
     missing = unproven_published_runs(root / "results", RunStore(root / "runs"))

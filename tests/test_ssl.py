@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from fssl_core.ssl import ema_update_, sigmoid_rampup, softmax_kl, softmax_mse
+from fssl_core.learning.ssl import ema_update_, sigmoid_rampup, softmax_kl, softmax_mse
 
 LN3 = math.log(3.0)
 STUDENT = torch.tensor([[0.0, 0.0], [LN3, 0.0]])    # softmax: [.5, .5], [.75, .25]

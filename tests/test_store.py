@@ -6,11 +6,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fssl_core.batches import batches
+from fssl_core.learning.batches import batches
 from fssl_core.run_config import RunConfig
-from fssl_core.engine import Federation
+from fssl_core.engine.federation import Federation
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 

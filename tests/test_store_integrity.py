@@ -19,7 +19,7 @@ import torch
 
 from fssl_core.run_config import RunConfig
 from fssl_core.store import DamagedRun, RunStore, record_files, summarize
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 from .conftest import requires_mnist
 from .fake_runs import fake_finished_run, row
@@ -286,7 +286,7 @@ def test_a_finished_runs_committed_records_are_served_without_its_checkpoint(cle
 def test_final_state_is_the_checked_checkpoint(clean):
     store, result = clean
     state = store.final_state(CFG)
-    from fssl_core.engine import Federation
+    from fssl_core.engine.federation import Federation
     assert Federation.build(CFG).evaluate(state["model"]) == result.accuracy
 
 
@@ -347,7 +347,7 @@ def _writer_script(root, cfg, then):
         import os, signal
         from fssl_core.run_config import RunConfig
         from fssl_core.store import RunStore
-        from fssl_core.trainer import train
+        from fssl_core.engine.trainer import train
         cfg = RunConfig.from_dict({cfg.to_dict()!r})
         def then(r):
             {then}
@@ -417,8 +417,8 @@ def test_a_finite_blow_up_at_chance_is_not_ok_but_keeps_its_value(tmp_path, monk
     assert diverged["status"] == "diverged" and diverged["accuracy"] is None
     # the report shows an at-chance run's value and flags its row
     from fssl_core.profiles import PROFILES
-    from fssl_core.report import Cell, reproduce_cells
-    monkeypatch.setattr("fssl_core.report.dataset_available", lambda name: True)
+    from fssl_core.report.tables import Cell, reproduce_cells
+    monkeypatch.setattr("fssl_core.report.tables.dataset_available", lambda name: True)
     store = RunStore(tmp_path / "runs")
     a, b = CFG.replace(rounds=2, seed=1), CFG.replace(rounds=2, seed=2)
     fake_finished_run(store, a, rows)

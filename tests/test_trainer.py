@@ -7,13 +7,13 @@ import re
 import pytest
 import torch
 
-from fssl_core import engine
+from fssl_core.engine import federation as engine
 from fssl_core.run_config import RunConfig
-from fssl_core.gpu_check import COHORT_CASES, COHORT_SERVER, COHORT_SMALL
+from fssl_core.perf.gpu_check import COHORT_CASES, COHORT_SERVER, COHORT_SMALL
 from fssl_core.store import DIVERGED, OK, RunStore
-from fssl_core.trainer import (ACTIVATION_FACTOR, BATCH_CAP, ROLE_COPIES, batch_key, batch_size, network_size,
+from fssl_core.engine.trainer import (ACTIVATION_FACTOR, BATCH_CAP, ROLE_COPIES, batch_key, batch_size, network_size,
                                plan_batches, run_bytes, train, train_batch)
-from fssl_core.training import Diverged
+from fssl_core.learning.training import Diverged
 
 from .conftest import requires_mnist
 
@@ -183,7 +183,7 @@ def test_fssl_batch_is_a_whole_number(monkeypatch):
 
 
 def test_the_readme_runs_per_hour_table_is_drawn_from_its_records():
-    from fssl_core.bench_batches import README_END, README_START, readme_block, records
+    from fssl_core.perf.bench_batches import README_END, README_START, readme_block, records
     from fssl_core.paths import project_root
     found = records()
     assert any(r["size"] == "full" and r["machine"]["device"] == "cpu" for r in found)
@@ -198,7 +198,7 @@ def test_the_readme_runs_per_hour_table_is_drawn_from_its_records():
 
 @requires_mnist
 def test_runs_per_hour_measures_batches_and_processes_of_the_same_runs():
-    from fssl_core.bench_batches import configs, measure
+    from fssl_core.perf.bench_batches import configs, measure
     assert len({c.run_id for c in configs("tiny", "cpu", 3)}) == 3
     assert len({batch_key(c) for c in configs("tiny", "cpu", 3)}) == 1       # one batch
     assert len({batch_key(c) for c in configs("full", "cpu", 3)}) == 1

@@ -2,9 +2,9 @@ import pytest
 import torch
 from torch import nn
 
-from fssl_core.batches import Batch, DataView, Plan, TrainImages, batches
+from fssl_core.learning.batches import Batch, DataView, Plan, TrainImages, batches
 from fssl_core.data.augment import AugmentSpec
-from fssl_core.training import SGD
+from fssl_core.learning.training import SGD
 
 
 def test_sgd_matches_torch_optim_sgd_with_momentum_and_weight_decay():
@@ -72,7 +72,7 @@ def _parts(images: TrainImages, clients: int, seed: int):
 def test_a_cohorts_views_made_together_equal_each_clients_views_asked_one_after_the_other():
     # the cohort trainer draws every requested view of every client (each from its own generator, in
     # the order asked) and augments each kind in one call: the same floats as BatchPart's, view by view
-    from fssl_core.cohort import _CohortPart, _make_views
+    from fssl_core.learning.cohort import _CohortPart, _make_views
     torch.manual_seed(0)
     images = TrainImages(torch.rand(40, 1, 28, 28), torch.arange(40) % 10, lambda t: (t - 0.1) / 0.3,
                          AugmentSpec(flip=True, pad=2))

@@ -1,7 +1,7 @@
 """A toy executor for tests/test_executors.py: what adding an executor takes, one class implementing
 the Executor protocol (registered by the test with a line in EXECUTORS)."""
 from fssl_core.executors import Executor
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 TRAINED = []        # the configs every ToyExecutor was asked to train, in order
 

@@ -34,11 +34,11 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call
 
-from ..aggregate import fedfreq_weights, fedloss_weights, weighted_mean
-from ..batches import Batch, DataView, Plan, TrainImages
+from ..learning.aggregate import fedfreq_weights, fedloss_weights, weighted_mean
+from ..learning.batches import Batch, DataView, Plan, TrainImages
 from ..config import SharedFields, setting, settings_of
 from ..models import grouped
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class ServerSGD:
 # main(): a fresh `SGD(model_glob.parameters(), lr=0.01, momentum=0.5)` each round over a DataLoader of
 # the labeled set with `batch_size=args.batch_size`, 10 in their README's MNIST command; no weight decay).
 SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0)}
-# RunConfig.client_weighting: FedSiam Eq. (2)'s 1/B; by counts; FedMix's Eq. 10 / journal Eq. 12 (aggregate.py)
+# RunConfig.client_weighting: FedSiam Eq. (2)'s 1/B; by counts; FedMix's Eq. 10 / journal Eq. 12 (learning/aggregate.py)
 CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 
 
@@ -64,7 +64,7 @@ class AlgorithmSettings:
     """What every method reads (FedSiam's Table 2 and its authors' code unless a doc says otherwise)."""
     client_weighting: str = setting("uniform", CLIENT_WEIGHTINGS,
                                     "FedSiam Eq. (2): θ^G = 1/B Σ_b θ^b; 'labeled' / 'samples': weighted by counts; "
-                                    "'fedfreq' / 'fedloss': FedMix's Eq. 10 / journal Eq. 12 (aggregate.py)")
+                                    "'fedfreq' / 'fedloss': FedMix's Eq. 10 / journal Eq. 12 (learning/aggregate.py)")
     labeled_repeats: int = setting(1, "[1, 100]",
                                    "r: a local epoch walks a client's labeled set r times beside its unlabeled set "
                                    "once, if labeled samples are under 40% of its data (FedSiam's authors: r = 3 at "
@@ -228,7 +228,7 @@ class Algorithm:
     # run_config.ENGINE_REVISION; a subclass inherits its parent's unless it sets its own
     revision = 1
     trainable: tuple[str, ...] = ("model",)   # nets whose parameters local SGD updates
-    # whether a round's clients may train as one cohort (cohort.py says what the loss must satisfy);
+    # whether a round's clients may train as one cohort (learning/cohort.py says what the loss must satisfy);
     # RunConfig refuses trainer='cohort' where it is False
     cohort: bool = False
     # where the labeled data this method learns from must be: "client" (labels-at-client partitions,
@@ -236,6 +236,10 @@ class Algorithm:
     # labeled set); see data.partition.LABELS_AT. RunConfig refuses a partition whose labels sit where
     # the method never reads them (it would train nothing, or only without labels, and report ok).
     labels_at: tuple[str, ...] = ("client",)
+    # whether any loss or hook reads a client's unlabeled samples (their images; their count enters the
+    # labeled share either way). A method that reads none computes one run on two partitions that share
+    # their labeled split and per-client sizes (data.partition.SAME_LABELED_SPLIT): one run identity.
+    reads_unlabeled: bool = True
     # whether the network needs its anchor head (RunConfig.projection_dim > 0)
     needs_projection: bool = False
     # The settings this method reads (a frozen dataclass of config.setting fields: default, rule, doc;
@@ -351,7 +355,7 @@ def mixed_plan(cfg: SharedFields, view: DataView) -> Plan:
     unlabeled set and cut batches of 10 (Update.py: get_train_idxs, LocalUpdate), so a batch's
     labeled count varies around that share and an epoch sees every sample. A fixed count per batch
     keeps the expectation and the walk over every sample, and keeps every client of a cohort step at
-    the same batch shape (cohort.py groups clients by it). The alternative, a fixed quarter of every
+    the same batch shape (learning/cohort.py groups clients by it). The alternative, a fixed quarter of every
     batch labeled, walks a Non-IID-III rich client's 330 labels only a third of the way each epoch.
 
     A party without unlabeled data walks its labeled set; one without labels walks its unlabeled set."""

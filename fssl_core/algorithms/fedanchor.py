@@ -13,35 +13,10 @@ two changes, in the paper's symbols:
         l(c) = −log [ Σ_{y(i)=y(j)=c} exp(s_ij / τ) / Σ_{y(i)≠y(j)} exp(s_ij / τ) ]            (Eq. 1)
         L_c = 1/C Σ_c l(c)                                                                   (Eq. 2)
 
-Reading choices, and why:
-- Eq. 1's sums run over ordered pairs i ≠ j of the batch (s_ii = 1 carries no information); the
-  denominator is, as printed, every pair with different labels, the same for all c. A class with
-  fewer than two samples in the batch has no positive pair and l(c) is undefined, so C in Eq. 2
-  counts the classes that have one; a batch with a single class has no negatives and gives 0. The
-  contrastive epoch draws batches of `contrastive_batch_size` (64): at the CE epoch's batch of 10,
-  most classes would have no positive pair. τ (`contrastive_temperature`) is not given; 0.1.
-- Both server losses reach the shared backbone (the paper suggests placing the anchor head late "to
-  let the earlier ones maintain their feature extraction", which presumes L_c changes them). The
-  CE epoch uses strong augmentation (§4.5: "instead of only using strong augmentation"), the L_c
-  epoch weak augmentation. SemiFL's server epoch sees weak views (semifl.py, as its code does), so the
-  two methods' accuracies differ by that too: `server_ce_view='weak'` gives FedAnchor SemiFL's views,
-  the comparison without it (papers/fedanchor, `fedanchor_weak_server`). Pre-training (Appendix C:
-  5 epochs at 0.05) runs both epochs each time, so the first pseudo-labels already come from a
-  trained anchor head.
-- Z^anchor is computed in eval mode on the un-augmented anchors, like the clients' z^m.
-- The download is the model, the S × 128 embeddings (float32) and their labels (uint8; the paper's
-  Table 4 counts the embeddings only). Eq. 3 equals the dot product of ẑ_i^m with the mean of the
-  class's *normalised* anchors, which is how it is computed; sending those C means would give the
-  same labels at C/S of the overhead, but the paper sends the S embeddings, so we do too.
-- FedAnchor (mix) (Table 1 caption, §4.5): the server's CE epoch becomes Appendix B's fix + mix
-  loss on the anchors' true labels (`server_mixup`); client mixup stays as in the plain method.
-- Static BatchNorm (`static_batchnorm`, on for every method of the FedAnchor experiments): the
-  global model's statistics are recomputed on the anchors after pre-training and after each round's
-  server training, so Z^anchor, the clients' z^m (both in eval mode) and the evaluated model use
-  them. The paper is silent on BatchNorm; algorithms/static_batchnorm.py gives the evidence (SemiFL's
-  code, whose alternate training Algorithm 1 is) and the alternative.
-- Table 3's "w/o contr loss" (`contrastive_loss=False`): the same pseudo-labelling on the anchor
-  head, which then no loss trains (a fixed random projection of the features), and no L_c epoch.
+Reading choices, and why (the evidence and the alternatives: papers/fedanchor/READINGS.md, "FedAnchor"):
+- Eq. 1 over ordered pairs i ≠ j; both server losses reach the shared backbone;
+- Z^anchor in eval mode on the un-augmented anchors; the download counts the embeddings and labels;
+- FedAnchor (mix): Appendix B's fix + mix loss in the server's CE epoch; static BatchNorm for every method.
 """
 from __future__ import annotations
 
@@ -51,9 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..batches import Batch, Plan
+from ..learning.batches import Batch, Plan
 from ..config import setting
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 from .base import Payload, State
 from .semifl import AlternateTraining, SemiFLSettings, mixup_lambda, mixup_loss
 
@@ -99,7 +74,7 @@ def anchor_pseudo_labels(z: Tensor, anchors: Tensor, anchor_labels: Tensor, num_
 
 @dataclass(frozen=True)
 class FedAnchorSettings(SemiFLSettings):
-    """FedAnchor's server step (§4.4-4.5) and the choices the paper leaves open (module docstring)."""
+    """FedAnchor's server step (§4.4-4.5) and the choices the paper leaves open (papers/fedanchor/READINGS.md)."""
     contrastive_temperature: float = setting(0.1, "[0.01, inf)", "τ of the label contrastive loss (Eq. 1); the "
                                              "paper gives no value; below 0.01, exp(cos/τ) overflows float32")
     contrastive_loss: bool = setting(True, (False, True), "False: Table 3's 'w/o contr loss' (anchor pseudo-labels, "

@@ -16,6 +16,7 @@ class FedAvg(Algorithm):
     name = "fedavg"
     cohort = True
     labels_at = ("client",)    # clients' labeled samples only; with labels at the server nothing trains
+    reads_unlabeled = False    # Non-IID-I and Non-IID-II are then one run (tests/test_partition_identity.py)
 
     def inputs(self, batch):
         return batch.labeled.plain()

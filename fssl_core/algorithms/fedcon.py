@@ -12,19 +12,9 @@ One round:
     the server averages the clients' backbones (uniformly, as FedCon's code); the classifier is
     trained at the server only.
 
-Reading choices, and why:
-- The predictor q (Linear → BatchNorm → ReLU → Linear, `byol_hidden` wide) travels with the
-  backbone and is averaged with it. In FedCon's code each client keeps its own predictor and target
-  across rounds; holding 100 clients' predictors in the simulation's state would make it
-  100× the model's size, and a client seen every tenth round would keep a stale target. The target
-  starts each round as the downloaded backbone. Both choices are visible in the bytes counted.
-- Unlabeled batches are 5 × batch_size, as FedCon's; the optimiser is the run's SGD (the FedAnchor
-  protocol), not FedCon's LARS, since the paper puts FedCon "in our codebase".
-- The anchor head, where the network has one, is neither trained nor sent.
-- Static BatchNorm (`static_batchnorm`, on for every method of the FedAnchor experiments): after
-  the aggregation the model's BatchNorm statistics (the averaged backbone's) are recomputed on the
-  server's labeled set before the evaluation (algorithms/static_batchnorm.py). BYOL and the server's
-  epoch train on batch statistics and never read them; the predictor's BatchNorm keeps none.
+Reading choices, and why (the evidence and the alternatives: papers/fedanchor/READINGS.md, "FedCon"):
+- the predictor travels with the backbone and is averaged; unlabeled batches 5 × batch_size, the run's SGD
+  (the paper puts FedCon "in our codebase"); the anchor head neither trained nor sent.
 """
 from __future__ import annotations
 
@@ -35,11 +25,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..aggregate import weighted_mean
-from ..batches import Batch, DataView, Plan
+from ..learning.aggregate import weighted_mean
+from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
-from ..ssl import ema_update_, sigmoid_rampup
-from ..training import Nets, Step, Tensors
+from ..learning.ssl import ema_update_, sigmoid_rampup
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .static_batchnorm import static_statistics
 

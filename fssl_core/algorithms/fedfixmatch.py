@@ -12,33 +12,12 @@ p(α(u)) carries no gradient; the strong branch does. The server averages the cl
 unlabeled term only; before each round the server trains the global model with cross-entropy on
 its labeled set (as FedSiam's Eq. 8 and `FedSiam.server_update`).
 
-Reading choices, and why:
-- The unlabeled term trains the model. In the authors' code (models/Update.py,
-  LocalUpdate_fedfixmatch, and fedsiam-labels-at-server/fedfixmatch-main.py) the strong-view
-  logits are rebuilt as a detached Variable before the loss, so the unlabeled loss never
-  reaches the network and their "FedFixMatch" is FedAvg+ on the labeled data (labels-at-client)
-  or no local training at all (labels-at-server). We implement FixMatch as published; a test
-  checks that the unlabeled loss has a gradient with respect to the model.
-- One forward pass in train mode over [α(x), α(u), A(u)], as FixMatch's reference code: BatchNorm
-  statistics are those of the joint batch, and the weak logits are detached for the
-  pseudo-label. The unlabeled term is averaged over the whole unlabeled batch, masked samples
-  counting as zero (FixMatch's Eq. 4, not a mean over the confident samples only).
-- The labeled term is the mean over the labeled samples of the batch (FixMatch's Eq. 2; the
-  authors' code divides by the whole mixed batch instead: `labeled_loss_mean='batch'`, used only
-  by the Table 5 row that measures how far the authors' computation explains their printed value,
-  papers/fedsiam/authors_code.py `authors_fixmatch_cells`).
-- The local plan is `mixed_plan`: local epochs over the unlabeled set, each batch of
-  `batch_size` holding the client's pooled labeled share (its labels counted `labeled_repeats`
-  times), as FedSiam itself.
-- The server's labeled training uses cross-entropy on weakly augmented images, as FedSiam's; the
-  authors' labels-at-server script adds its (gradient-free) FixMatch term there too.
-- Static BatchNorm (`static_batchnorm`, on in the FedAnchor experiments, off by default, so the
-  FedSiam runs are unchanged): after the aggregation the global model's BatchNorm statistics are
-  recomputed on the server's labeled set before the evaluation (algorithms/static_batchnorm.py),
-  as for every method there. Training runs on batch statistics and never reads them.
-- Statistics (never used for training): `mask_rate`, the fraction of unlabeled samples above T,
-  and `pseudo_label_accuracy`, the accuracy (%) of the kept pseudo-labels against the hidden labels,
-  computed per round as Σ correct-and-kept / Σ kept over the clients' step-averaged rates.
+Reading choices, and why (the evidence and the alternatives: papers/fedsiam/READINGS.md, "FedFixMatch"):
+- the unlabeled term trains the model; one train-mode forward over [α(x), α(u), A(u)], as FixMatch's code;
+- the labeled term is the mean over the batch's labeled samples (FixMatch Eq. 2; the authors' whole-batch
+  mean is `labeled_loss_mean='batch'`, a measured-cause row);
+- the local plan is `mixed_plan`; the server's labeled step is cross-entropy on weak views;
+- static BatchNorm only where an experiment sets it (FedAnchor's).
 """
 from __future__ import annotations
 
@@ -48,9 +27,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..batches import Batch, DataView, Plan
+from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, State, Upload, mixed_plan
 from .static_batchnorm import static_statistics
 

@@ -18,104 +18,25 @@ parameters only and σ also the buffers (BatchNorm statistics), which θ takes f
 most votes, π(u) a strong augmentation (RandAugment), θ_hj = σ + ψ_hj the j-th of H helper
 agents. Only samples whose local prediction is confident, max p_θl(y|u) ≥ T, enter Φ.
 
-Labels-at-client (Algorithm 1): each selected client receives σ, ψ and its helpers' ψ_h, trains σ
-by L_s and ψ by L_u, and uploads σ and ψ; the server averages each. Labels-at-server (Algorithm
-2): before each round the server trains σ by L_s on its labeled set; clients train ψ by L_u only
-and upload ψ; the server averages ψ. After each round the server embeds every uploaded model as
-its softmax output on one fixed random input and, for a client that has participated before, sends
-as helpers the ψ of the H clients whose embeddings are nearest to its own (the paper's KD-tree).
-
-Reading choices, and why:
-- L_u's L2 term is λ_L2 ‖σ* − ψ‖², pulling ψ towards the current σ (frozen for this term), as in
-  the paper and the official client (`loss_fn_u`: Σ (σ − ψ)² · λ_L2 with gradients to ψ only);
-  L_s carries no L2 term, and the server's L_s neither. (The RunConfig comment on
-  `fedmatch_lambda_l2`, "‖σ − σ*‖² keeps σ near the labeled solution", describes another term.)
-  Both norms are sums over all parameters, as in the paper and the official code. With
-  λ_L2 = 10 this term pulls ψ close to σ within a few dozen local steps, so θ ≈ 2σ and ψ is not
-  sparse in practice (see the upload note below).
-- λ_ICCS multiplies the whole of Φ (its pseudo-label cross-entropy and its KL term), as L_u
-  writes it and as the official code does (λ_a = λ_i = 1e-2). `unlabeled_loss_weight` (λ_u,
-  default 1) scales the pseudo-label cross-entropy inside Φ, so the default is the paper's Φ.
-- λ_s = 1. The official code uses λ_s = 10 with plain SGD at learning rate 1e-3, a supervised step
-  of 1e-2, which is FedSiam's learning rate (Table 2), the one every baseline here runs with.
-  λ_ICCS, λ_L2 and λ_L1 keep their official values (RunConfig), so at lr 1e-2 their steps are 10×
-  the official ones.
-- Momentum: run FedMatch with RunConfig(momentum=0.0), the official optimiser. Under FedSiam's
-  momentum 0.9 the L2 term is a stiff spring between ψ and σ (Hessian 2λ_L2 = 20, lr·20 = 0.2)
-  that heavy-ball SGD leaves underdamped (|eigenvalue| √0.9 ≈ 0.95, period ≈ 14 steps): ψ rings
-  around σ, θ = σ + ψ with it, and the gradient noise is amplified. Measured on MNIST (IID,
-  γ = 0.1, 10 of 100 clients per round, 1 local epoch, 10 rounds, seed 1234): momentum 0.9 stays
-  at chance (11.5% at round 10; FedFixMatch 94.7% with the same settings), momentum 0 reaches
-  95.2%. The code is the same; only the optimiser setting differs.
-  The FedMix experiments (lr 1e-3) run FedMatch at momentum 0.9 with every other method: there
-  lr·2λ_L2 = 0.02 and heavy-ball SGD damps the spring within a few dozen steps; measured on
-  streaming Fashion-MNIST (quick, 50 rounds) it ends at 65.2% (best 70.4%) against 62.0% at
-  momentum 0 (the FedMix notebooks' one optimiser for every method).
-- Disjoint learning in one SGD step: the step's loss is L_s(σ) + L_u(ψ) with ψ detached in L_s
-  and σ detached in L_u, so σ receives exactly ∇L_s and ψ exactly ∇L_u. The official code takes
-  two optimiser steps per iteration (σ on a labeled batch, then ψ on an unlabeled batch); here one
-  mixed batch (`mixed_plan`, as every SSL baseline here) serves both.
-- Views: following FedSiam ("for all the baselines ... we adopt the weak data argumentation"),
-  p_θl(y|u), the helpers' predictions, the confidence and the KL use the weak view α(u) (the paper
-  and the official code use the un-augmented u); the cross-entropy uses the strong view A(u) = π(u).
-  α(u) and A(u) go through the network together, as FixMatch; the labeled batch separately
-  (its gradient must reach σ only).
-- Confidence and averaging as the official `loss_fn_u`: only the local model's confidence decides
-  (≥ T, Table 3's T = 0.95); the cross-entropy and each helper's KL are averaged over the
-  confident samples, and are 0 when none is.
-- Votes: ŷ is the class with most votes; a tie that includes the local model's class goes to it
-  (other ties to the lowest class index). The official code breaks every tie by the lowest class
-  index (np.argmax), which with H = 2 and three different predictions picks an arbitrary class
-  over the local model's own.
-- Helpers are frozen (no gradient) and applied in eval mode with the downloaded σ's buffers.
-  The helper model is the client's downloaded σ plus the helper's ψ, as the official client
-  (`restore_helpers`): only the helpers' ψ cross the network, and are counted in the download.
-- Helpers are sent every `helper_interval` = 10 rounds (rounds 10, 20, ...), as the paper ("helper
-  agents are sent every 10 rounds") and the official server (h_interval = 10); in the other rounds
-  ŷ is the local model's argmax and the KL term is absent. A client gets helpers only if the server
-  holds its embedding (it participated before), as the official server; it gets fewer than H when
-  fewer other clients have participated.
-- The server keeps, per client id, the ψ and the embedding from that client's last upload (only
-  clients that have participated, at most K), as the official server's `cid_to_weights`. This is
-  K models in the server state and its checkpoints: 8.7 MB for the MNIST CNN with K = 100, but
-  2.3 GB for the 5.85M-parameter CIFAR CNN.
-- Embedding: the softmax output, in eval mode, of θ_k = σ_k + ψ_k (σ_k the client's uploaded σ,
-  or the server's σ in labels-at-server) on one fixed random input, drawn once from N(0, 1) in the
-  normalised input space (the official input is one truncated-Gaussian noise image); nearest by
-  Euclidean distance, as a KD-tree query (ties to the lower client id).
-- Upload: dense σ and ψ (labels-at-client), dense ψ and σ's buffers (labels-at-server; the
-  clients' forward passes update BatchNorm statistics, which every method here averages). The
-  paper sends sparse differences Δσ, Δψ, dropping entries below 5e-5 (official `delta_thres`); its
-  L1 term makes ψ sparse only where the L2 term does not pull it to σ, which under λ_L2 = 10 is
-  nowhere, so an index-plus-value encoding would cost more than the dense tensors. Evaluation uses
-  σ + ψ without the official eval-time threshold |ψ| > 5e-6, which at ψ ≈ σ changes nothing.
-- Initialisation: σ_0 + ψ_0 is the run's initial model θ_0 (shared by every method), with the
-  official ratio ψ_0 = 0.2 σ_0 (`psi_factor`): σ_0 = θ_0 / 1.2, ψ_0 = 0.2 θ_0 / 1.2.
-- Trainable parts: σ and ψ with labels at the clients, ψ alone with labels at the server (every
-  client of a round trains the same parts, which the cohort trainer needs). A client without
-  labeled data has no L_s, so its σ only takes weight-decay steps, and it uploads ψ alone (with
-  σ's buffers): its σ never leaves it, and the server keeps its own σ when no client sends one.
-- Helper slots: in a helper round every client holds H helper slots, those without a helper
-  (fewer than H other clients seen, or none for a client never seen) filled with its own θ and
-  masked out of the votes and the KL; a slot therefore changes no loss, and all clients of the
-  round have networks of one shape, which the cohort trainer stacks.
-- Statistics (never used for training): `mask_rate`, `pseudo_label_accuracy` among kept samples
-  (from the hidden labels), `helpers` (helper models the client used).
+Reading choices, and why (the evidence and the alternatives: papers/fedsiam/READINGS.md, "FedMatch"):
+- L_u's L2 term pulls ψ to the frozen σ; λ_ICCS weighs all of Φ; λ_s = 1 at FedSiam's lr 1e-2;
+- momentum 0 (the official optimiser; 0.9 leaves the λ_L2 spring underdamped at lr 1e-2);
+- one SGD step on L_s(σ) + L_u(ψ), each detached from the other's part; weak views as FedSiam's;
+- helpers: frozen, every 10 rounds, nearest by embedding, masked slots; dense uploads; ψ_0 = 0.2σ_0.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..aggregate import weighted_mean
-from ..batches import Batch, BatchPart, DataView, Plan
+from ..learning.aggregate import weighted_mean
+from ..learning.batches import Batch, BatchPart, DataView, Plan
 from ..config import setting
 from ..data.datasets import shape_of
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 PSI_FACTOR = 0.2        # ψ_0 = 0.2 σ_0, the official `psi_factor`

@@ -15,71 +15,10 @@ One round, in the papers' symbols (Algorithm 1 of both):
 
 with π_1 a shift, π_2 a flip, A = 5 views and a confidence threshold τ = 0.80 on max ȳ.
 
-Reading choices, and why (see also the config comments of the fedmix_* fields):
-- Clients start from ω_t, not from the new σ_{t+1} (Algorithm 1: ψ_t^k ← ω_t); the server's σ
-  enters only through the mix. What crosses the network is one model each way: ω_t down, ψ^k up
-  (the journal's "half the communication" of FedMatch, which sends σ and ψ, rests on this).
-- The conference paper's λ_L1 ‖σ_t − ψ_t^k‖² term is left out, as the journal does: the client
-  cannot know σ without a second download, which the journal's communication claim excludes.
-- f is the softmax output. ŷ is computed without gradient from the A views π_i(u) = random shift
-  + flip (the papers' "flip and shift", with the dataset's flip setting; digits are not flipped).
-  The confidence test is on max ȳ before sharpening (after sharpening τ = 0.8 would admit far less
-  confident samples). CE(ŷ, f(u)) is on the un-augmented u, as Eq. 7 writes; masked samples count
-  as 0 and the mean is over the batch (Eq. 3's 1/m Σ).
-- The consistency is the squared L2 distance between the softmax outputs of a shifted and a flipped
-  view, summed over classes and averaged over the batch.
-- λ_s = λ_1 = λ_2 = 1 and T = 0.5 (MixMatch's): the papers give no values.
-- All floating state is mixed by Eq. 9, BatchNorm running statistics included; integer counters
-  are taken from ψ.
-- ȳ is a target (Context.target): BatchNorm in eval mode, on the running statistics of the
-  client's model, which it does not update. The papers say nothing of BatchNorm (their one mention
-  is FedBN, as related work: EN line 25, ZH line 50). The alternative, and this package's earlier computation,
-  is train mode, where a batch is normalised with its own statistics: on a Dirichlet-0.1 client one
-  or two classes fill the batch, and its own statistics erase the offsets that tell the dominant
-  class apart. Measured on ResNet-9 (CPU, 2026-11-26): SL's ω after
-  4 rounds of the streaming setting (79.6% on the test set), 64 unlabeled samples of each client, A = 5
-  views, the same tensors: ȳ's argmax is right for 72.1% of them in eval mode and 55.0% in train
-  mode (the most skewed client, 95% one class: 66.7% vs 30.2%; near-balanced batches drawn from all
-  clients: 72.4% vs 69.8%). The H200 paper-protocol runs before the fix (mask 0.86-0.99, 6% of samples
-  masked and right from round 7 on) read as these wrong pseudo-labels trained on and fed back. A
-  narrow copy on CPU (ResNet-9 at 1/8 width, 6 SL rounds, then FedMix-FedLoss rounds 7-14 at τ = 0.5)
-  shows the start of it: with the train-mode ȳ the share of masked pseudo-labels that are right fell
-  from 81% to 36% (mask 0.17 → 0.41, masked-and-right flat at 0.14-0.16, ψ's test accuracy 73% → 45%);
-  with the eval-mode ȳ from 83% to 64% (mask 0.45 → 0.63, ψ 71% → 52%). Neither copy passes SL (ω at
-  round 14: 70.5% and 67.2%, σ 74%); the paper-protocol rerun will say what the fix does there.
-- Whose ȳ: the trained ψ (default, `fedmix_teacher='trained'`) or the received ψ_t^k = ω_t, frozen for the
-  round (`'received'`). Eq. 8 of the journal (ZH line 141) writes ȳ = 1/A Σ f_{ψ_t^k}(π_i(u)) with
-  ψ_t^k ← ω_t (Step 3, ZH line 131): read literally, the received model; but Eq. 7 writes the trained
-  model with the same symbol, so both readings fit the text. What separates them: ψ's trained
-  forwards run BatchNorm in train mode and so move ψ's running statistics toward its client's skewed
-  batches, and an eval-mode ȳ from ψ follows them. Measured on a narrow copy (papers/fedmix/diagnose.py:
-  ResNet-9 at 1/8 width on CPU, streaming Fashion-MNIST, FedMix-FedLoss, τ = 0.8, seed 1, 12 rounds;
-  measurements/2026-11-26-cpu-fedmix-narrow/): over rounds 6-12, ȳ's argmax was right for 49-57% of a
-  step's unlabeled samples from the trained ψ, 57-66% from the received ω_t, and 55-64% from ψ's weights
-  with ω_t's running statistics: most of the gap is the statistics (their drift from ω_t's, 2|ψ−ω|/(|ψ|+|ω|),
-  grows from 0 to 0.29 over a client's round), the rest ψ's weights. Within a round, the trained ψ's
-  accuracy falls with the step (rounds 5-12: 0.57 at step 0, 0.49 at step 8) while ω_t's does not. The default stays
-  the trained ψ until the paper-protocol runs of both readings exist (a GPU's work); the narrow copy's
-  three-seed comparison is in that folder.
-- FedLoss's l^k is the client's mean training loss L_u over the round's steps (the journal's "loss
-  value of the client's model training", available at no cost).
-
-Why FedMix trails SL on streaming Fashion-MNIST (measured, quick protocol: MNIST CNN,
-lr 1e-3, momentum 0.9; numbers in notebooks/fedmix_streaming_fmnist). Not a bug: ψ^k starts from ω_t,
-σ from a copy of ω_t, the mix takes ψ_{t+1}, σ_{t+1}, ω_t (tests pin each; the CNN has no
-BatchNorm, so no statistics are mixed). The clients' L_u is inert: no ȳ reaches τ = 0.8 (the mask
-rate is 0.000 in each of the first 20 rounds, and also at τ = 0.5), so the pseudo-label term is 0,
-and the consistency between two near-uniform softmax outputs is ~6e-5, so |ψ_{t+1} − ω_t| ≈ 5e-5
-against |σ_{t+1} − ω_t| ≈ 0.035. With ψ ≈ ω_t, Eq. 9 is ω_{t+1} = ω_t + β(σ_{t+1} − ω_t): SL's step
-times β = 0.3. SL at lr 3e-4 = β·lr follows FedMix's curve (24.5% vs 25.2% at round 20; SL 55.2%).
-Every reading of L_u the papers leave open (λ_2 ∈ {0, 1, 10}, Sharpen T = 0.5 or the argmax, τ on
-ȳ or on the sharpened ŷ, τ = 0.5) gives 24.9-25.2% at round 20, because none makes L_u move ψ.
-Only readings that hand the clients' ψ the server's progress or a confident model help, and none
-reaches SL: clients starting from σ_{t+1} (against Algorithm 1 line 13: ψ_t^k ← ω_t) 41.3%, ten SL
-rounds before the mix (a warm-up neither paper has) 34.4%; at lr 1e-2 pseudo-labels pass (mask
-0.1-0.4) and FedMix peaks at 63.7% and oscillates, SL 72.6%. So the journal's "FedMix above SL"
-(Table 1, ZH line 239) cannot hold under Eq. 9 unless L_u alone out-trains the server's
-supervised step, which it does not here; we keep the papers' reading and report the gap.
+Reading choices, and why (the evidence and the alternatives: papers/fedmix/READINGS.md, "FedMix"):
+- clients start from ω_t (Algorithm 1); the conference paper's λ_L1 tether term is left out, as the journal;
+- ŷ from A shift+flip views without gradient, a target in eval mode; λ_s = λ_1 = λ_2 = 1, T = 0.5 (MixMatch's);
+- Eq. 9 mixes all floating state, BatchNorm statistics included; FedLoss's l^k is the mean L_u.
 """
 from __future__ import annotations
 
@@ -89,11 +28,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..aggregate import weighted_mean
-from ..batches import Batch, DataView, Plan
+from ..learning.aggregate import weighted_mean
+from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
 from ..data.augment import AugmentSpec, random_crop_flip
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 

@@ -10,39 +10,11 @@ Two phases over R_G rounds, R_G^1 = round(fedsem_phase1_fraction · R_G) (Table 
       global model with cross-entropy on their labeled samples and their pseudo-labeled ones;
       the server averages (Eq. 2).
 
-Reading choices, and why:
-- The labeling model is θ*, the phase-1 final model, frozen for all of phase 2, not the current
-  global model. The paper says the labels come from "the trained FedAvg model" and that FedSem
-  "easily overfits to imperfect annotations from the pre-trained FedAvg"; the authors'
-  main_fedsem.py labels every unlabeled sample once, between the phases, with the phase-1 model
-  and keeps those labels to the end.
-- Clients here keep nothing between rounds (all state is the server's), so a client labels its
-  batch's unlabeled samples with θ* at every phase-2 step. θ* is fixed and applied in eval mode
-  to the un-augmented images, so this gives exactly the labels of a one-off labeling pass. θ*
-  therefore travels with every phase-2 download and its bytes are counted, except in round
-  R_G^1 + 1, where the global model the client receives is θ* itself and is sent once. (A
-  deployment whose clients cached their labels would send θ* once per client; our count is the
-  upper bound a stateless client implies.)
-- No confidence threshold: every unlabeled sample is labeled by argmax, as in the authors' code
-  (Table 3's T = 0.95 is for Fed(Fix)Match only).
-- Labeling uses the plain image in eval mode (the authors label with the network in eval mode
-  and, on MNIST, un-augmented images). Training in both phases uses weak augmentation: "for all
-  the baselines and FedSiam, we adopt the weak data argumentation technique" (Section 4.1), only
-  FedAvg being distinguished from FedAvg+ by its absence; phase 1 is therefore FedAvg+.
-- Phase 2 trains on the pooled client data: the authors shuffle a client's labeled and
-  pseudo-labeled samples into one set and take the batch mean of the cross-entropy. Here each
-  batch of `batch_size` holds labeled samples in the client's own labeled proportion (at least
-  one of each kind when the client has both), epochs running over the unlabeled set, and the
-  loss is (Σ_labeled CE + λ_u Σ_pseudo CE) / batch size; λ_u = 1 is the authors' plain mean.
-- The phase decides the plan (phase 1 walks the labeled set only), and `plan(view)` is given no
-  round: `download`, which the engine calls for each client just before `client_init` and
-  `plan`, records the round being served. This is no state across rounds.
-- FedSiam does not run FedSem with labels at the server ("FedAvg, FedAvg+, FedSem, and FedSiam-D
-  do not fit this setting"). If run there anyway, the server trains the global model on its
-  labeled set before each round (as FedSiam's server_update), clients have nothing to train on
-  in phase 1 and train on pseudo-labels alone in phase 2.
-- Statistics (never used for training): in phase 2 `pseudo_label_accuracy`, the agreement of the
-  batch's pseudo-labels with the hidden labels.
+Reading choices, and why (the evidence and the alternatives: papers/fedsiam/READINGS.md, "FedSem"):
+- the labeling model is θ*, phase 1's final model, frozen for all of phase 2, applied in eval mode to
+  the plain image; no confidence threshold (argmax, as the authors' code);
+- phase 2 trains on the pooled client data with the batch mean of the cross-entropy;
+- labels at the server run outside the paper (FedSiam does not run FedSem there).
 """
 from __future__ import annotations
 
@@ -51,9 +23,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..batches import Batch, DataView, Plan
+from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 
 
@@ -84,7 +56,7 @@ class FedSemSettings(AlgorithmSettings):
 class FedSem(Algorithm):
     name = "fedsem"
     cohort = True
-    # the paper's is labels-at-client; at the server it runs as the module docstring says (server
+    # the paper's is labels-at-client; at the server it runs as papers/fedsiam/READINGS.md says (server
     # training, then pseudo-labels), which FedSiam does not report but which trains
     labels_at = ("client", "server")
     settings = FedSemSettings
@@ -105,7 +77,7 @@ class FedSem(Algorithm):
         return state
 
     def server_update(self, state: State, round: int, train) -> None:
-        """Labels-at-server only (outside the paper, see the module docstring): cross-entropy on the
+        """Labels-at-server only (outside the paper, papers/fedsiam/READINGS.md): cross-entropy on the
         server's labeled set before each round; no step when the server holds no labels."""
         if round == 0 or self.cfg.server_epochs == 0:
             return

@@ -15,35 +15,12 @@ server sent. The boundary is a quantile of Λ, the FSM values of the last φ_g r
 splices each client's online net (layers not sent are borrowed from its target net), averages
 the spliced nets into θ^G (Eq. 2) and the target nets into θ^G_t; clients download both.
 
-Reading choices, each the one under which the paper's own claims hold:
-- τ is the fraction of online-net layers uploaded: the boundary is the (1 − τ)-quantile of Λ.
-  Only then does FedSiam-Π (τ = 0) send the least, FedSiam-MT (τ = 1) the full siamese pair
-  ("the rank of communication cost is FedSiam-Π < FedSiam-D < FedSiam-MT"), and μ "the target
-  reduced communication rate": Eq. 11 averages to exactly 1 − μ over R_G rounds.
-- Eq. 11 starts at 2(1 − μ)R_G / (R_G − φ_g), above 1 for the paper's μ = 0.5 (1.06 at R_G = 50,
-  φ_g = 3); Eq. 12's plateau (1 − μ)R_G / (ϕ_g − φ_g) is above 1 for R_G = 150 (2.5). τ is
-  clipped to [0, 1]; every round logs τ and the measured fraction of online parameters sent, so
-  the realised mean is reported beside 1 − μ.
-- β^k and α^k run on client k's own clock (the superscript k; φ_l's subscript l: local), i.e. on
-  the rounds it has been selected in (`Step.participation`, p = 1 on a first pick), not on the
-  global round:
-  · β^k = sigmoid ramp over φ_l = 10 of the client's local epochs, counted as E = p·R_L + e
-    (e = 1..R_L, this round's epoch): the FedSiam authors' count (Update.py, trainc:
-    get_current_consistency_weight(user_epoch * local_ep + iter + 1), user_epoch incremented before
-    the client trains), so a first pick at R_L = 5 trains at β from 0.45 to 1 and later picks at 1.
-    The alternative, E = (p − 1)·R_L + e (a first pick at 0.02–0.29), is the count a reader may
-    expect; the paper is silent and the printed numbers were made with the authors' count.
-  · α^k = min(1 − 1/(q + 1), α_max) with q the client's SGD steps so far, this one included
-    (q = (p − 1)·S + s + 1, S its steps per round): Mean Teacher's ramp, per training step q as
-    Eqs. 3 and 9 index it. The authors count epochs (user_epoch·R_L + e), under which α never passes
-    1 − 1/31 ≈ 0.968 in a client's ~5 picks of a 50-round run, so Table 7's α_max rows 0.99, 0.999
-    and 0.9999 would be the same run; the paper reports them apart (96.93 / 97.22 / 96.94 on MNIST)
-    and says accuracy "first increases and then degrades quickly as α^k grows", which only a
-    step-counted α can show (q reaches ~300 steps in a first pick, ~1,500 in five).
-  · α^k = 0 while R_g ≤ φ_g (rounds 1–3) for FedSiam-D (the paper's Remark) and always for Π. The
-    authors' test `iter_glob > phi_g` on a 0-based round keeps α = 0 one round longer (1–4); we
-    follow the Remark's text.
-- J divides the squared difference by the number of classes (see ssl.softmax_mse).
+Reading choices, and why (the evidence and the alternatives: papers/fedsiam/READINGS.md, "FedSiam"):
+- τ is the fraction of online-net layers uploaded: only then is upload cost Π < D < MT;
+- τ is clipped to [0, 1] (Eq. 11 starts above 1); the realised mean is logged beside 1 − μ;
+- β^k and α^k run on client k's own clock: β on its local epochs (the authors' count), α on its SGD
+  steps (Eq. 9's q: an epoch clock would make Table 7's three α_max rows one run);
+- J divides by the number of classes, as the authors' softmax_mse_loss.
 """
 from __future__ import annotations
 
@@ -54,11 +31,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..aggregate import weighted_mean
-from ..batches import Batch, BatchPart, DataView, Plan
+from ..learning.aggregate import weighted_mean
+from ..learning.batches import Batch, BatchPart, DataView, Plan
 from ..config import setting
-from ..ssl import CONSISTENCY, ema_update_, sigmoid_rampup
-from ..training import Nets, Step, Tensors
+from ..learning.ssl import CONSISTENCY, ema_update_, sigmoid_rampup
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 # ---------------------------------------------------------------------------------------------

@@ -18,28 +18,10 @@ probability, t = 0.95 (Appendix C). Its server training is `server_epochs` epoch
 cross-entropy on the weakly augmented labeled set. Before round 1 the model is pre-trained on the
 labeled set for `pretrain_epochs` epochs at `pretrain_lr` (Appendix C: 5 epochs, 0.05).
 
-Reading choices, and why:
-- Pseudo-labels are computed once per round, before local training, from the un-augmented images
-  with the downloaded model in eval mode (BatchNorm's running statistics), as Algorithm 1 line 7
-  labels x_m before ClientTraining; §4.5 names augmented ensembles as a possible addition only.
-- D_mix is "|D_fix| samples with replacement from {(x_i, ŷ_i)}" (Eq. 6): from all the client's
-  samples with their pseudo-labels, kept or not (SemiFL's code does the same). It is drawn batch by
-  batch: each step's mixup partners are drawn with replacement, a distribution equal to Eq. 6's,
-  without materialising a second set. One λ per step, as mixup's reference code.
-- Clients with an empty fix set are left out of the aggregation ("local training will be
-  stopped", Appendix B); when no client has one the global model is kept.
-- Static batch normalisation (SemiFL's sBN, `static_batchnorm`, algorithms/static_batchnorm.py):
-  clients and the server train on batch statistics as usual; after pre-training and after each
-  round's server training the global model's running statistics are recomputed from scratch on the
-  server's labeled set, as SemiFL's code does before every download and every test. The FedAnchor
-  experiments give it to every method alike (FedAnchor, SemiFL, FedCon, FedAvg+FixMatch,
-  Supervised): see static_batchnorm.py for the evidence and the alternative. A network without
-  BatchNorm (the MNIST CNN) is unchanged.
-
-Metrics per round (from the clients' reports, never used for training): `selected`, the mean
-number of samples per client passing the threshold; `pseudo_label_accuracy`, the accuracy of the
-kept pseudo-labels against the hidden labels; `pseudo_label_accuracy_all`, over all the clients'
-unlabeled samples.
+Reading choices, and why (the evidence and the alternatives: papers/fedanchor/READINGS.md, "SemiFL"):
+- pseudo-labels once per round, from the downloaded model in eval mode on plain images (Algorithm 1);
+- D_mix drawn with replacement from all the client's samples (Eq. 6); empty fix sets left out of the
+  average; static BatchNorm after pre-training and each round's server training.
 """
 from __future__ import annotations
 
@@ -50,10 +32,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..aggregate import weighted_mean
-from ..batches import Batch, DataView, Plan, UnlabeledPart
+from ..learning.aggregate import weighted_mean
+from ..learning.batches import Batch, DataView, Plan, UnlabeledPart
 from ..config import setting
-from ..training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .fedfixmatch import FedFixMatch
 from .static_batchnorm import static_statistics

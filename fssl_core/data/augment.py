@@ -1,7 +1,7 @@
 """Weak and strong image augmentation, batched on the device with per-sample randomness.
 
 The training images already live on the run's device as one float tensor in [0, 1] (not yet
-normalised; see `datasets.py`), and a step's batch is drawn from it by index (`batches.py`). Augmenting
+normalised; see `datasets.py`), and a step's batch is drawn from it by index (`learning/batches.py`). Augmenting
 that batch where it lies, in a handful of tensor operations, keeps the images off the host: there is
 no DataLoader, no PIL and no per-sample Python loop, which on small images (28x28, 32x32) would cost
 far more than the model's forward pass. Each sample still gets its own random offsets, flips, factors

@@ -207,7 +207,7 @@ _CACHE: dict[tuple[str, Path, torch.device], ImageData] = {}
 
 
 # resplits of a loaded data set, by (id of the data set, sizes, seed); each entry holds its source, so the id
-# is not reused while the entry lives. Runs of one batch (trainer.py) then share one re-split's tensors.
+# is not reused while the entry lives. Runs of one batch (engine/trainer.py) then share one re-split's tensors.
 _RESPLITS: dict[tuple[int, int, int, int], tuple[ImageData, ImageData]] = {}
 RESPLITS_KEPT = 8
 

@@ -80,7 +80,7 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
     seconds) weights the progress display's ETA; an interrupt (Ctrl-C, SIGTERM) stops every run, and the
     next call resumes each run from its checkpoint.
     """
-    from ..progress import JobProgress
+    from .progress import JobProgress
     from ..store import RunStore
 
     store = store or RunStore()
@@ -94,7 +94,7 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
             executor.run(pending, store, job)
     finally:
         job.close()
-    from ..trainer import train
+    from ..engine.trainer import train
     return [train(cfg, store, progress=False) for cfg in configs]   # all finished: read back
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..config import ConfigError
 
 if TYPE_CHECKING:     # annotations only: importing the executors imports no torch (executors/__init__.py)
-    from ..progress import JobProgress
+    from .progress import JobProgress
     from ..run_config import RunConfig
     from ..store import RunStore
 
@@ -58,7 +58,7 @@ def default_batch(configs: list[RunConfig]) -> int:
         return 1
     import torch
 
-    from ..trainer import batch_size, network_size
+    from ..engine.trainer import batch_size, network_size
     memory = torch.cuda.get_device_properties(0).total_memory
     return min(batch_size(c, *network_size(c), memory) for c in cuda)
 
@@ -74,7 +74,7 @@ def default_workers(configs: list[RunConfig]) -> int:
 
         import torch
 
-        from ..gpu_defaults import workers
+        from ..engine.gpu_defaults import workers
         count, why = workers(torch.cuda.get_device_name())
         print(f"[executor] CUDA runs: {why}; FSSL_WORKERS sets another count", file=sys.stderr, flush=True)
         return count

@@ -6,7 +6,7 @@ import os
 import sys
 
 from ..run_config import RunConfig
-from ..progress import JobProgress
+from .progress import JobProgress
 from ..store import RunStore
 from .base import Executor, default_batch, default_workers
 
@@ -25,12 +25,12 @@ class LocalExecutor(Executor):
     def batches(self, configs: list[RunConfig], job: JobProgress) -> list[list[RunConfig]]:
         """The batches each task trains, the costliest first (by the job's estimates), so the last
         minutes are not one long task on one core."""
-        from ..trainer import plan_batches
+        from ..engine.trainer import plan_batches
         size = default_batch(configs) if self.batch is None else self.batch
         return sorted(plan_batches(configs, size), key=lambda b: -sum(job.cost[c.run_id] for c in b))
 
     def run(self, configs: list[RunConfig], store: RunStore, job: JobProgress) -> None:
-        from ..trainer import train_batch
+        from ..engine.trainer import train_batch
         batches = self.batches(configs, job)
         workers = self.slots(configs)
         if workers > 1 and len(batches) > 1:
@@ -70,7 +70,9 @@ def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: 
                     running[pool.submit(_train_quietly, str(store.root), nxt)] = nxt
             job.poll([cfg for batch in running.values() for cfg in batch])
     except BaseException:
-        for process in list((pool._processes or {}).values()):   # no API stops a running task
+        # ProcessPoolExecutor has no API that stops a running task: its private _processes is read (None or
+        # missing on another Python only skips the terminate; shutdown below still cancels the queue)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
             process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
         raise
@@ -89,5 +91,5 @@ def die_with_parent() -> None:
 
 
 def _train_quietly(root: str, batch: list[RunConfig]) -> list[dict]:
-    from ..trainer import train_batch
+    from ..engine.trainer import train_batch
     return [result.summary for result in train_batch(batch, RunStore(root), progress=False)]

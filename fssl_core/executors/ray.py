@@ -2,8 +2,8 @@
 
     python -m fssl_core reproduce --executor ray          # or run_all(..., executor="ray"), or FSSL_EXECUTOR=ray
 
-Ray is an optional extra (`pip install -e '.[ray]'`). Fssl hands Ray the runs and keeps no
-scheduler of its own: a task declares one CPU, and on CUDA `gpus_per_run` of a GPU, and Ray places it.
+Ray is an optional extra (`pip install -e '.[ray]'`). A task declares one CPU, and on CUDA `gpus_per_run`
+of a GPU, and Ray places it: fssl keeps no scheduler of its own.
 
 The run store stays the source of truth, and workers need no shared filesystem:
 - a worker that sees the driver's store (a local Ray, or a cluster with a shared filesystem) trains
@@ -16,15 +16,9 @@ The run store stays the source of truth, and workers need no shared filesystem:
 Each task decides which by itself: the driver leaves a token file in its store and a worker trains
 there only if it reads that token (`shared_store=None`; True or False forces one way).
 
-Faults: a task whose worker dies (killed, out of memory, node lost) is retried by Ray, up to
-`max_retries` times. A task that raises (a ConfigError, a bug) is the run's own failure and is not
-retried: the other runs go on, the failure is printed with its traceback when it happens, and the
-job ends with RunsFailed naming every failed run. (A run whose loss diverges is not a failure: like
-in-process, it finishes with status "diverged".)
-
-Progress: the driver shows the local executor's display (progress.JobProgress). Tasks report their
-finished rounds to a small actor, so the display shows the rounds of the runs in flight even when the
-driver cannot read the workers' files.
+Faults: a task whose worker dies is retried by Ray (`max_retries`); a task that raises is the run's own
+failure, printed when it happens, not retried, and the job ends with RunsFailed naming every failed run.
+Progress: tasks report their finished rounds to a small actor read by the driver's display.
 """
 from __future__ import annotations
 
@@ -43,7 +37,7 @@ from typing import Callable
 from .. import __version__
 from ..config import ConfigError
 from ..run_config import RunConfig
-from ..progress import JobProgress
+from .progress import JobProgress
 from ..store import RESULT, RunStore, atomic_write_bytes, atomic_write_text, describe, run_lock
 from .base import Executor, RunsFailed
 
@@ -239,7 +233,7 @@ def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scr
         if after_round is not None:
             after_round(cfg, r)
 
-    from ..trainer import train
+    from ..engine.trainer import train
     result = train(cfg, store, progress=False, after_round=report)
     if sees_store:
         return {"summary": result.summary, "files": None}

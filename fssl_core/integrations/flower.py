@@ -34,7 +34,7 @@ import torch
 
 from ..algorithms.base import Payload, State, Upload
 from ..run_config import RunConfig
-from ..engine import Federation, payload_bytes
+from ..engine.federation import Federation, payload_bytes
 
 try:
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict

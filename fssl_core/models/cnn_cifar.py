@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
+# torch._C._functorch is private: no stability promise. A torch release that moves it fails this import,
+# and so every run, at start-up (tests/test_cohort.py pins the behaviour on the torch installed); the fix is here.
 from torch._C._functorch import is_batchedtensor
 
 from .base import Network

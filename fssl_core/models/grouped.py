@@ -1,4 +1,4 @@
-"""Grouped formulations of the small CNNs, for the cohort trainer (cohort.py).
+"""Grouped formulations of the small CNNs, for the cohort trainer (learning/cohort.py).
 
 The cohort trainer calls a network under `torch.func.vmap` with every parameter stacked over the
 round's clients. vmap's own rules already turn a convolution over ten clients' weights into one
@@ -31,6 +31,8 @@ from typing import Callable
 
 import torch
 from torch import Tensor
+# torch._C._functorch is private: no stability promise. A torch release that moves it fails this import,
+# and so every run, at start-up (tests/test_cohort.py pins the behaviour on the torch installed); the fix is here.
 from torch._C._functorch import _add_batch_dim, _unwrap_batched, maybe_current_level
 
 _active = False

@@ -20,8 +20,8 @@ from typing import Callable
 import pandas as pd
 
 from ..paths import project_root
-from ..report import CLAIM_KEY, COLUMNS, published_results, replace_readme_block
-from ..report_page import results_tables_markdown
+from ..report.tables import CLAIM_KEY, COLUMNS, published_results, replace_readme_block
+from ..report.page import results_tables_markdown
 from .values import VALUES_GLOB, check_names, printed_value, read_values
 
 # The papers' names as the values CSVs' `paper` column writes them -> the package reproducing each.
@@ -45,7 +45,7 @@ def packages() -> dict[str, ModuleType]:
 
 def notebook_plans() -> dict[str, Callable]:
     """Notebook name -> the function that gives every run it reads (each paper's plans.NOTEBOOK_PLANS): what the
-    notebook's plan cell calls and what the job's plan calls, with the same parameters (fssl_core/plan.py)."""
+    notebook's plan cell calls and what the job's plan calls, with the same parameters (fssl_core/job/plan.py)."""
     plans: dict[str, Callable] = {}
     for package in packages().values():
         plans.update(getattr(package, "NOTEBOOK_PLANS", {}))
@@ -176,8 +176,8 @@ def redraw_table_figure(name: str, profile: str) -> Path | None:
     None when `name` is no table figure or nothing is published. So a figure always shows the table beside
     it, whichever slice the last run measured (tests/test_figure_sources.py)."""
     from ..paths import results_dir
-    from ..plots import paper_vs_reproduced, save_figure
-    from ..report import read_results
+    from ..report.plots import paper_vs_reproduced, save_figure
+    from ..report.tables import read_results
     import matplotlib.pyplot as plt
     csv = results_dir(profile) / f"{name}.csv"
     if name not in table_figures() or not csv.exists():

@@ -1,7 +1,7 @@
 """The run store: one directory per run, named by the hash of its config; a finished run is read
 back, an unfinished one resumes from its checkpoint.
 
-The store persists and proves; it trains nothing. A trainer (fssl_core/trainer.py) claims a run
+The store persists and proves; it trains nothing. A trainer (fssl_core/engine/trainer.py) claims a run
 (`RunStore.claim`), gets its `RunRecorder`, and reports each round to it; which process trains, and
 how many runs side by side, is an executor's business (fssl_core/executors/).
 """
@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .. import __version__, precision
+from .. import __version__
+from ..learning import precision
 from ..config import ConfigError
 from ..run_config import RunConfig
 from ..paths import runs_dir
@@ -127,7 +128,7 @@ class RunStore:
     @contextmanager
     def claim(self, cfg: RunConfig) -> Iterator["RunResult | RunRecorder"]:
         """The finished run of `cfg`, read back; else, holding the run's lock, its recorder for a trainer
-        (fssl_core/trainer.py) to train it with.
+        (fssl_core/engine/trainer.py) to train it with.
 
         One process at a time checks, repairs or trains a run (files.run_lock): a second claim of the
         same config waits for the first, then reads its result back. Claims of several runs at once take

@@ -3,7 +3,7 @@
 A finished run's status: "ok"; "diverged" (a loss became NaN or infinite; its accuracy is None);
 "at-chance" (its final test accuracy is at most AT_CHANCE_FACTOR × chance, 100 / classes %). An
 at-chance run is a measurement, so its accuracy is kept and shown, and reports flag its row
-(report.py): a finite blow-up (loss 45,976, accuracy 8.9%) is not reported as "ok". The check is on
+(report/tables.py): a finite blow-up (loss 45,976, accuracy 8.9%) is not reported as "ok". The check is on
 the final round only: a run that dips to chance and recovers is "ok".
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from ..run_config import RunConfig
 
 OK, DIVERGED, AT_CHANCE = "ok", "diverged", "at-chance"
-MEASURED = (OK, AT_CHANCE)      # statuses whose accuracy is a measurement (report.py shows their values)
+MEASURED = (OK, AT_CHANCE)      # statuses whose accuracy is a measurement (report/tables.py shows their values)
 AT_CHANCE_FACTOR = 1.5          # final accuracy <= 1.5 × 100/classes % (15% on 10 classes): "at-chance"
 
 

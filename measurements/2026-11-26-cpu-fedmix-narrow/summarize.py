@@ -10,7 +10,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from fssl_core.claim_test import Side, claim_test
+from fssl_core.report.claim_test import Side, claim_test
 from fssl_core.store import RunStore
 
 HERE = Path(__file__).resolve().parent

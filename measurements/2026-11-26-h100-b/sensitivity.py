@@ -26,8 +26,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from fssl_core.data import augment  # noqa: E402
-from fssl_core.engine import Federation  # noqa: E402
-from fssl_core.gpu_check import COHORT_CASES, cohort_config, cohort_difference, helper_interval  # noqa: E402
+from fssl_core.engine.federation import Federation  # noqa: E402
+from fssl_core.perf.gpu_check import COHORT_CASES, cohort_config, cohort_difference, helper_interval  # noqa: E402
 
 RELATIVE = 1e-7
 

@@ -14,13 +14,13 @@ def _report(call: int) -> dict:
 
 def bench_table() -> str:
     """Call 2's bench step (every case; the machine otherwise idle), in `bench`'s own table."""
-    from fssl_core.bench import markdown
+    from fssl_core.perf.bench import markdown
     return markdown(_report(2)["steps"]["bench"]["rows"])
 
 
 def first_bench_table() -> str:
     """Call 1's bench step: the two MNIST cases it measured before the CIFAR case raised."""
-    from fssl_core.bench import markdown
+    from fssl_core.perf.bench import markdown
     return markdown(_report(1)["steps"]["bench"]["rows"])
 
 
@@ -90,7 +90,7 @@ def sensitivity_table() -> str:
 def gpu_measurements() -> dict:
     """gpu_measurements.json's entry for this GPU: runs per hour from call 1's throughput step, the bench
     rows from call 2's (every case; call 1's bench stopped at the CIFAR case)."""
-    from fssl_core.gpu_check import measurements
+    from fssl_core.perf.gpu_check import measurements
     first, second = measurements(_report(1)), measurements(_report(2))
     (name, figures), = first.items()
     return {name: {**figures, "bench": second[name]["bench"], "source": f"measurements/{HERE.name}"}}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
-from fssl_core.trainer import train
+from fssl_core.engine.trainer import train
 
 run_id, out = sys.argv[1], Path(sys.argv[2])
 committed = Path("runs") / run_id

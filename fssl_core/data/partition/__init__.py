@@ -1,11 +1,10 @@
 """Who holds which training sample: server-labeled, client-labeled and client-unlabeled splits.
 
-Every partition is a pure function of (training labels, sizes and parameters, seed): it draws from
-`np.random.default_rng(seed)` only, so the same arguments give the same index arrays on any machine.
-A partition returns index arrays into the training set; labels of unlabeled samples stay in the
-dataset (the engine hides them from algorithms), so nothing here copies data.
-
-Partitions (name -> paper, where the definition is quoted in the function's docstring):
+A partition is a pure function of (training labels, sizes and parameters, seed), drawing from
+`np.random.default_rng(seed)` only: the same index arrays on any machine. Labels of unlabeled samples stay
+in the dataset (the engine hides them from algorithms). Each function's docstring quotes its paper's
+definition, with line numbers of the papers' texts (../shared/papers/: fedsiam-latex.txt, fedmix-*.txt,
+fedanchor.txt):
 
 | name                | labels  | clients' data                                      | paper                  |
 |---------------------|---------|----------------------------------------------------|------------------------|
@@ -20,16 +19,9 @@ Partitions (name -> paper, where the definition is quoted in the function's docs
 | server_lda          | server  | per-client Dirichlet(α) over classes, equal sizes  | FedAnchor              |
 | streaming_dirichlet | server  | server_dirichlet, unlabeled cut into round parts   | FedMix journal F-MNIST |
 
-Papers, as stored in /work/shared/papers/: FedSiam (fedsiam.md, fedsiam-latex.txt), FedMix-FedFreq
-(fedmix-fedfreq.txt), FedMix-FedLoss journal version in Chinese (fedmix-fedloss-zh.txt), FedAnchor
-(fedanchor.txt). Line numbers below refer to those files.
-
-Conventions: `ClientSplit.labeled` is sorted ascending; `ClientSplit.unlabeled` is sorted ascending
-unless the partition streams (stream_parts > 1), where its fixed, seeded random order defines the
-stream parts. Sizes that do not divide evenly are spread "as equal as possible" the way
-`np.array_split` does (the first `n % k` pieces get one more). No partition here drops samples:
-server, client-labeled and client-unlabeled indices are disjoint and together cover the whole
-training set (only `resplit_train_test` leaves samples out, see there).
+Index arrays are sorted, but a streamed client's unlabeled set (stream_parts > 1), whose seeded order
+defines its parts; uneven sizes are spread as `np.array_split` does. Server, client-labeled and
+client-unlabeled indices are disjoint and cover the training set (only `resplit_train_test` drops samples).
 """
 from __future__ import annotations
 
@@ -43,11 +35,11 @@ from .checks import DirichletDrawError, PartitionError
 from .config_rules import config_rules
 from .constructions import same_as_default, server_set_size
 from .resplit import resplit_train_test
-from .names import LABELS_AT, OPTIONAL, PARTITIONS, USES, partition_arguments
+from .names import LABELS_AT, OPTIONAL, PARTITIONS, SAME_LABELED_SPLIT, USES, partition_arguments
 from .splits import ClientSplit, Partition
 
 __all__ = [
-    'PARTITIONS', 'LABELS_AT', 'ClientSplit', 'DirichletDrawError', 'Partition',
+    'PARTITIONS', 'LABELS_AT', 'SAME_LABELED_SPLIT', 'ClientSplit', 'DirichletDrawError', 'Partition',
     'PartitionError', 'build_partition', 'config_rules', 'partition_arguments', 'resplit_train_test', 'server_set_size',
 ]
 

@@ -19,6 +19,12 @@ LABELS_AT = {
 }
 assert tuple(LABELS_AT) == PARTITIONS
 
+# Partition -> the partition whose labeled split and per-client sizes it has, for the same arguments (only the
+# unlabeled samples move: noniid2 redistributes noniid1's unlabeled data IID, noniid2_partition). A method that
+# reads no unlabeled sample (Algorithm.reads_unlabeled) computes the same run on both, so both have one
+# run identity (run_config.RunConfig.identity_hash): one computation is trained, stored and counted once.
+SAME_LABELED_SPLIT = {'noniid2': 'noniid1'}
+
 
 # build_partition's optional arguments and their defaults; a partition must not be handed one it
 # does not use at a non-default value (that is almost always a configuration mistake).

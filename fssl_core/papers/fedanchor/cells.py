@@ -22,7 +22,7 @@ from ...config import ConfigError
 from ...run_config import RunConfig
 from ...models import build_model, count_parameters
 from ...profiles import Profile
-from ...report import COLUMNS, Cell
+from ...report.tables import COLUMNS, Cell
 from ..values import check_names, printed_value, read_values
 
 PAPER = "fedanchor"

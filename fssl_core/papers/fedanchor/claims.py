@@ -7,8 +7,8 @@ import math
 
 import pandas as pd
 
-from ...claim_test import Comparison, Side
-from ...report import COLUMNS
+from ...report.claim_test import Comparison, Side
+from ...report.tables import COLUMNS
 from .cells import PAPER, SAME_VIEWS
 
 CLAIM_METRICS = ("pseudo_label_accuracy_all", "selected", "accuracy")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...report import Cell
+from ...report.tables import Cell
 from ...store import RunStore
 
 

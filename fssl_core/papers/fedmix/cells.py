@@ -31,7 +31,7 @@ from ...config import ConfigError
 
 from ...run_config import RunConfig
 from ...profiles import Profile
-from ...report import Cell
+from ...report.tables import Cell
 from ..values import check_names, printed_value
 
 FOLDER = Path(__file__).parent          # values_fedfreq.csv, values_fedloss.csv: the papers' printed numbers
@@ -88,7 +88,7 @@ def paper_config(method: str, device: str, precision: str = "fp32", **setting) -
 def streaming_cells(profile: Profile, device: str, methods=None, seeds=None, precision: str = "fp32") -> list[Cell]:
     """The journal's Fig. 8: every method on streaming non-IID Fashion-MNIST, each with its final and
     best accuracy, the round of the best, and the megabytes sent both ways. methods=None: the
-    profile's scope. `precision`: on CUDA, 'fp32' (exact) or 'tf32' (precision.py; the paper
+    profile's scope. `precision`: on CUDA, 'fp32' (exact) or 'tf32' (learning/precision.py; the paper
     protocol's four runs fit a 15-minute GPU lease only in TF32). seeds=None: the profile's share of SEEDS, else
     every seed given (at quick too: three seeds behind the claims at the reduced protocol)."""
     every_seed = seeds is not None

@@ -7,9 +7,9 @@ import math
 
 import pandas as pd
 
-from ...claim_test import Comparison, Side
+from ...report.claim_test import Comparison, Side
 from ...profiles import PROFILES
-from ...report import COLUMNS
+from ...report.tables import COLUMNS
 from .cells import PAPER, QUICK, STREAMING, paper_config, paper_value
 
 

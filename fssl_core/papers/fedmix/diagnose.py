@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from ...config import ConfigError
-    from ...engine import Federation
+    from ...engine.federation import Federation
     cfg = paper_config(args.method, args.device, **STREAMING)
     cfg = get_profile(args.profile).configs(cfg, [args.seed])[0]
     try:

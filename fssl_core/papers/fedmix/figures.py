@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...plots import round_curves as plot_round_curves, save_figure
+from ...report.plots import round_curves as plot_round_curves, save_figure
 from ...profiles import Profile
-from ...report import Cell, comparison_table, dataset_available, reproduce_cells, round_curves, save_notebook_results
+from ...report.tables import Cell, comparison_table, dataset_available, reproduce_cells, round_curves, save_notebook_results
 from .cells import DISPLAY_NAMES, PAPER
 from .claims import cifar_claims
 

@@ -1,5 +1,5 @@
 """Every run each FedMix notebook reads, from its parameters: one function per notebook, which the
-notebook's `plan` cell calls and the job's plan (fssl_core/plan.py) calls too, with the same parameters,
+notebook's `plan` cell calls and the job's plan (fssl_core/job/plan.py) calls too, with the same parameters,
 without executing the notebook. Nothing here trains or writes a file."""
 from __future__ import annotations
 

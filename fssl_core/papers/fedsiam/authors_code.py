@@ -13,7 +13,7 @@ import pandas as pd
 from ...run_config import RunConfig
 from ...paths import project_root
 from ...profiles import Profile
-from ...report import COLUMNS, Cell
+from ...report.tables import COLUMNS, Cell
 from .cells import (PAPER, QUICK, SEEDS, TABLE6_METHODS, TABLE6_SETTINGS, paper_config, table5_columns,
                     table6_columns, table7_variants)
 

@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ...claim_test import MIN_SEEDS, Interval, Side, welch
+from ...report.claim_test import MIN_SEEDS, Interval, Side, welch
 from ...run_config import RunConfig
-from ...report import WITHIN_POINTS, Cell, best_protocol, is_claim, large_deltas
+from ...report.tables import WITHIN_POINTS, Cell, best_protocol, is_claim, large_deltas
 from .cells import TABLE6_METHODS, TABLE6_SETTINGS
 
 # Likely reasons for a cell more than 1.5 points from the paper, each (methods or None for any,
@@ -346,7 +346,7 @@ def client_steps_per_round(cfg: RunConfig) -> int:
     import torch
 
     from ...algorithms.base import mixed_plan
-    from ...batches import DataView
+    from ...learning.batches import DataView
     from ...data.datasets import shape_of
     n = shape_of(cfg.dataset).num_train // cfg.clients
     labeled = math.floor(cfg.labeled_ratio * n + 0.5)

@@ -30,7 +30,7 @@ from ...config import ConfigError
 
 from ...run_config import RunConfig
 from ...profiles import Profile
-from ...report import Cell
+from ...report.tables import Cell
 from ..values import check_names, printed_value
 
 FOLDER = Path(__file__).parent          # values.csv: the paper's printed numbers

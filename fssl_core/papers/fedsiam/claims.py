@@ -7,9 +7,9 @@ import math
 
 import pandas as pd
 
-from ...claim_test import Comparison, Side
+from ...report.claim_test import Comparison, Side
 from ...profiles import REDUCED
-from ...report import COLUMNS
+from ...report.tables import COLUMNS
 from .cells import PAPER, SEEDS, fedsiam_settings
 
 # The upload ranking Π < D < MT follows from reading τ as the fraction of online-net layers uploaded

@@ -1,0 +1,230 @@
+"""The trainer: owns the rounds of one run, or of a batch of runs trained in lockstep.
+
+    train(cfg, store)            one run: read back if finished, else trained (resumed from its checkpoint)
+    train_batch(cfgs, store)     several runs of one batch key, their clients in one cohort each round
+
+The store (fssl_core/store/) persists and proves: `RunStore.claim` hands the trainer a `RunRecorder`
+under the run's lock, and the trainer reports every round to it. A run's records and identity are the
+same whether it trained alone or in a batch; a batch only changes how fast its rounds go.
+
+Batching rule (`batch_key`): runs train together when their configs agree on every field of the run
+identity except the seed and the split (the partition and the fields partitions read: labeled ratio,
+server labels, Dirichlet α, ...), and, for a re-split data set, the seed too (its images depend on it).
+What train_cohort shares over its clients (the loss, the trained roles, the optimiser, the images) then
+reads the same settings for every run; tests/test_trainer.py checks, per cohort algorithm, that each
+run of a batch equals its solo run within the cohort tolerance. A run that does not train as a cohort
+(`Federation.cohort` false) is advanced in the same lockstep, its clients one after another.
+
+How many runs a batch holds is `batch_size`: a memory model over the stacked clients, and a cap.
+"""
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+import torch
+
+from ..run_config import RunConfig
+from ..data.partition import PARTITIONS, partition_arguments
+from .federation import Federation, run_rounds_together
+from ..store import DIVERGED, OK, RunStore
+from ..store.run_store import RunRecorder, RunResult
+from ..learning.training import Diverged
+
+AfterRound = Callable[[RunConfig, int], None]
+
+# the fields a batch's runs may differ in (besides the seed): the split, which each run draws for itself
+SPLIT_FIELDS = frozenset({"partition"}.union(*(partition_arguments(name) for name in PARTITIONS)))
+
+
+# Trained alone on CUDA: there their cohort and sequential trainers differ beyond the cohort tolerance after
+# two rounds (FedMix 5.9e-4, FedCon 3.9e-3; measurements/2026-11-26-h100-b), a difference not yet located
+# (not the augmentation path, not rounding amplified by a threshold: both ruled out on the CPU), so a batch
+# must not lean on their cohort there. On the CPU they batch: tests/test_trainer.py checks them.
+SOLO_ON_CUDA = frozenset({"fedmix", "fedcon"})
+
+
+def batch_key(cfg: RunConfig) -> tuple:
+    """Runs with equal keys can train as one batch (the module's rule): the identity minus seed and split;
+    the seed stays for a re-split data set, whose images are drawn from it. A run of SOLO_ON_CUDA on CUDA
+    has a key of its own."""
+    if cfg.device == "cuda" and cfg.algorithm in SOLO_ON_CUDA:
+        return (("run_id", cfg.run_id),)
+    free = SPLIT_FIELDS if cfg.resplit_train else SPLIT_FIELDS | {"seed"}
+    return tuple(sorted((k, repr(v)) for k, v in cfg.to_dict().items() if k not in free))
+
+
+def plan_batches(configs: Iterable[RunConfig], size: int) -> list[list[RunConfig]]:
+    """`configs` (distinct) grouped by batch_key, in order of first appearance, each group cut into
+    batches of at most `size` runs."""
+    if size < 1:
+        raise ValueError(f"plan_batches: size={size!r}: must be 1 or more")
+    groups: dict[tuple, list[RunConfig]] = {}
+    for cfg in configs:
+        groups.setdefault(batch_key(cfg), []).append(cfg)
+    return [group[i:i + size] for group in groups.values() for i in range(0, len(group), size)]
+
+
+# --- how many runs a batch holds --------------------------------------------------------------------
+# Memory model of one run in a batch: its round's clients' stacked tensors, each client holding every
+# network role (a copy per role: online/target, student/teacher, helpers ...) plus, for the trained
+# role, its gradient and momentum (4 copies of the parameters per client for FedSiam, FedMatch's helpers
+# more: ROLE_COPIES = 6 bounds them), and the activations of one step: the batch's images through the
+# network, kept for backward (ACTIVATION_FACTOR bytes per input byte, an estimate from the MNIST CNN's
+# layers: conv1's 32 maps at the input's size are 32× the input alone, conv2's and the pooling's add about
+# as much). Not yet checked against a GPU's peak memory: measurements/gpu-batches-prepared/ will.
+ROLE_COPIES = 6
+ACTIVATION_FACTOR = 64
+BATCH_CAP = 64           # the largest batch bench cases=runs_per_hour measures on a GPU
+MEMORY_SHARE = 0.5       # of the device memory a batch may plan for (the rest: data, evaluation, allocator slack)
+
+
+def run_bytes(cfg: RunConfig, parameters: int, image_elements: int) -> int:
+    """Bytes one run adds to a batch (the memory model above): `parameters` of its network, `image_elements`
+    per input image. A FedSiam-like step sees up to 4 views of a labeled and an unlabeled batch."""
+    weights = cfg.clients_per_round * ROLE_COPIES * parameters * 4
+    inputs = cfg.clients_per_round * 4 * 2 * cfg.batch_size * image_elements * 4
+    return weights + ACTIVATION_FACTOR * inputs
+
+
+def network_size(cfg: RunConfig) -> tuple[int, int]:
+    """The parameters of `cfg`'s network and the elements of one input image, without loading data."""
+    from ..data.datasets import shape_of
+    from ..models import build_model, count_parameters
+    shape = shape_of(cfg.dataset)
+    model = build_model(cfg.model, num_classes=shape.num_classes, in_channels=shape.channels,
+                        projection_dim=cfg.projection_dim or None)
+    return count_parameters(model), shape.channels * shape.image_size ** 2
+
+
+def batch_size(cfg: RunConfig, parameters: int, image_elements: int, memory_bytes: int,
+               cap: int = BATCH_CAP) -> int:
+    """How many runs like `cfg` one batch holds: as many as MEMORY_SHARE of `memory_bytes` fits by
+    `run_bytes`, at least 1, at most `cap`."""
+    fits = int(MEMORY_SHARE * memory_bytes) // max(run_bytes(cfg, parameters, image_elements), 1)
+    return max(1, min(cap, fits))
+
+
+# --- training ---------------------------------------------------------------------------------------
+def train(cfg: RunConfig, store: RunStore | None = None, progress: bool = True,
+          after_round: Callable[[int], None] | None = None) -> RunResult:
+    """Read back the finished run of `cfg`, else train it (resuming from its checkpoint if any).
+
+    `after_round(r)` is called once round r is recorded (tests use it to interrupt a run)."""
+    hook = None if after_round is None else (lambda _cfg, r: after_round(r))
+    return train_batch([cfg], store, progress, hook)[0]
+
+
+def train_batch(configs: list[RunConfig], store: RunStore | None = None, progress: bool = True,
+                after_round: AfterRound | None = None) -> list[RunResult]:
+    """Read back the finished runs of `configs`, and train the others in lockstep: each round, the runs
+    at that round take it together (run_rounds_together), each recording its own row and checkpoint and
+    resuming on its own. The configs must share one batch_key. When a batched round diverges, each of its
+    runs goes on alone from its last checkpoint (a fresh Federation: the round may have half-updated the
+    old one), so the run that diverged ends with that status and harms none of the others.
+
+    CPU runs use one thread: a float reduction split over a different number of threads sums in a
+    different order, and a run must give the same numbers whichever executor ran it."""
+    store = store or RunStore()
+    configs = list(configs)
+    if len({batch_key(c) for c in configs}) > 1:
+        raise ValueError("train_batch: configs of several batch keys; group them with plan_batches")
+    results: dict[str, RunResult] = {}
+    with ExitStack() as held:
+        recorders = []
+        for cfg in sorted({c.run_id: c for c in configs}.values(), key=lambda c: c.run_id):   # lock order
+            claimed = held.enter_context(store.claim(cfg))
+            if isinstance(claimed, RunResult):
+                results[cfg.run_id] = claimed
+            else:
+                recorders.append(claimed)
+        if recorders:
+            order = {c.run_id: i for i, c in reversed(list(enumerate(configs)))}
+            recorders.sort(key=lambda rec: order[rec.cfg.run_id])      # train in the order given
+            with _single_thread_on_cpu(recorders[0].cfg):
+                results.update(_train_claimed(recorders, progress, after_round))
+    return [results[c.run_id] for c in configs]
+
+
+@dataclass(eq=False)
+class _Run:
+    recorder: RunRecorder
+    fed: Federation
+    state: Any
+
+    @classmethod
+    def start(cls, recorder: RunRecorder, batch: int) -> "_Run":
+        fed = Federation.build(recorder.cfg)
+        state = recorder.start(fed.device, fed.initial_state, fed.data.digest, batch)
+        return cls(recorder, fed, state)
+
+    @property
+    def cfg(self) -> RunConfig:
+        return self.recorder.cfg
+
+    def finish(self, status: str = OK, failure: dict | None = None) -> RunResult:
+        return self.recorder.finish(status, failure, self.fed.model_parameters, self.fed.num_classes)
+
+
+def _train_claimed(recorders: list[RunRecorder], progress: bool, after_round: AfterRound | None
+                   ) -> dict[str, RunResult]:
+    runs = [_Run.start(rec, len(recorders)) for rec in recorders]
+    results: dict[str, RunResult] = {}
+    bar = _progress([r.cfg for r in runs], sum(r.recorder.next_round - 1 for r in runs), progress)
+    try:
+        while True:
+            waiting = [run for run in runs if run.recorder.next_round <= run.cfg.rounds]
+            if not waiting:
+                break
+            r = min(run.recorder.next_round for run in waiting)
+            group = [run for run in waiting if run.recorder.next_round == r]
+            try:
+                outcomes = run_rounds_together([run.fed for run in group], [run.state for run in group], r)
+            except Diverged as err:
+                if len(group) == 1:        # `state` may be half-updated: the last checkpoint stays the final one
+                    run = group[0]
+                    results[run.cfg.run_id] = run.finish(DIVERGED, {"round": r, "reason": str(err)})
+                    runs.remove(run)
+                else:     # which run it was is found by training each on apart, from its last checkpoint
+                    for run in group:
+                        runs.remove(run)
+                        results.update(_train_claimed([run.recorder], False, after_round))
+                continue
+            for run, (state, row) in zip(group, outcomes):
+                run.state = state
+                run.recorder.record_round(r, state, row)
+                if bar is not None:
+                    bar.update(1)
+                    if "accuracy" in row:
+                        bar.set_postfix(acc=f"{row['accuracy']:.2f}")
+                if after_round is not None:
+                    after_round(run.cfg, r)
+    finally:
+        if bar is not None:
+            bar.close()
+    for run in runs:
+        results[run.cfg.run_id] = run.finish()
+    return results
+
+
+@contextmanager
+def _single_thread_on_cpu(cfg: RunConfig) -> Iterator[None]:
+    threads = torch.get_num_threads()
+    if cfg.device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _progress(configs: list[RunConfig], done: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    first = configs[0]
+    what = f"{first.algorithm}/{first.dataset}" + (f" ×{len(configs)} runs" if len(configs) > 1 else "")
+    return tqdm(total=sum(c.rounds for c in configs), initial=done, desc=what, unit="round", leave=False,
+                file=sys.stderr)

@@ -1,0 +1,122 @@
+"""The local SGD loop, shared by clients and server-side training.
+
+The loop is the engine's, the loss is the algorithm's: an algorithm gives a per-step loss as a
+function of its networks' tensors and a batch, and optionally an `after_step` (e.g. an EMA
+update). Networks are plain dicts of tensors called through `torch.func.functional_call`, so the
+same algorithm code can later run a whole cohort of clients stacked along a leading dimension.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import Tensor
+
+from .batches import Batch, DataView, Plan, TrainImages, batches
+from ..models.dropout import party_stream
+
+Tensors = dict[str, Tensor]          # one network's parameters and buffers, by name
+Nets = dict[str, Tensors]            # a party's networks, by role ('model', 'online', 'target', ...)
+
+
+class Diverged(RuntimeError):
+    """A training loss became NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where a step stands: the global round, the party's own clock, and the position within this
+    local training."""
+    round: int          # 1-based global round (0 = before the first round, e.g. pre-training)
+    local_step: int     # 0-based step within this party's training this round
+    local_steps: int    # steps this party runs this round
+    # rounds this party has been selected in, this one included (1 on a client's first pick; the
+    # server's trainings count the round). The cohort trainer passes a tensor when the clients of a
+    # step differ: a per-client 0-d tensor inside the vmapped loss, one value per client (shape [G])
+    # in `after_step`; an algorithm that reads it computes with torch ops (FedSiam's β^k and α^k).
+    participation: int | Tensor = 1
+
+
+@dataclass(frozen=True)
+class SGD:
+    """torch.optim.SGD's update (dampening 0, no Nesterov), on dicts of tensors.
+
+    d = g + wd·p;  v = d on the first step, else m·v + d;  p ← p − lr·v
+    """
+    lr: float
+    momentum: float
+    weight_decay: float
+
+    def step(self, params: list[Tensor], grads: list[Tensor], velocity: list[Tensor] | None) -> list[Tensor]:
+        with torch.no_grad():
+            # a grouped linear layer's weight gradient arrives transposed (strided); contiguous, the
+            # elementwise updates below run vectorised, twice as fast (the same floats: elementwise)
+            grads = [g.contiguous() for g in grads]
+            d = torch._foreach_add(grads, params, alpha=self.weight_decay) if self.weight_decay else grads
+            if self.momentum:
+                if velocity is None:
+                    velocity = d
+                else:
+                    torch._foreach_mul_(velocity, self.momentum)
+                    torch._foreach_add_(velocity, d)
+                d = velocity
+            torch._foreach_add_(params, d, alpha=-self.lr)
+        return velocity
+
+
+LossFn = Callable[[Nets, Batch, Step], tuple[Tensor, dict[str, Tensor]]]
+AfterStepFn = Callable[[Nets, Step], None]
+
+
+def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
+                images: TrainImages, view: DataView, plan: Plan, optimizer: SGD, generator: torch.Generator,
+                round: int, after_step: AfterStepFn | None = None, participation: int = 1) -> dict[str, float]:
+    """Run `plan` on one party's data, updating `nets[trainable]` in place (`participation`: see Step).
+
+    Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
+    the loss is not finite (checked once at the end, to keep host syncs out of the step).
+    """
+    leaves = [nets[role][name].requires_grad_() for role in trainable for name in parameter_names(nets[role], param_names)]
+    velocity = None
+    steps = plan.steps(view)
+    totals: dict[str, Tensor] = {}
+    for i, batch in enumerate(batches(images, view, plan, generator)):
+        step = Step(round=round, local_step=i, local_steps=steps, participation=participation)
+        with party_stream(generator):
+            loss, stats = loss_fn(nets, batch, step)
+        grads = torch.autograd.grad(loss, leaves, allow_unused=True)
+        grads = [torch.zeros_like(p) if g is None else g for p, g in zip(leaves, grads)]
+        velocity = optimizer.step(leaves, grads, velocity)
+        if after_step is not None:
+            after_step(nets, step)
+        accumulate(totals, {"loss": loss, **stats})
+    for t in leaves:
+        t.requires_grad_(False)
+    return step_means(totals, steps, round)
+
+
+def accumulate(totals: dict[str, Tensor], stats: dict[str, Tensor]) -> None:
+    """Add a step's statistics to the running totals, on the device (no host sync per step)."""
+    for name, value in stats.items():
+        value = value.detach().float()
+        totals[name] = totals[name] + value if name in totals else value
+
+
+def step_means(totals: dict[str, Tensor], steps: int, round: int) -> dict[str, float]:
+    """The per-step means of a party's totals; Diverged when the mean loss is not finite."""
+    if not totals:
+        return {}
+    means = {name: float(total) / steps for name, total in totals.items()}
+    if not torch.isfinite(torch.tensor(means["loss"])):
+        raise Diverged(f"loss={means['loss']} in round {round}")
+    return means
+
+
+def parameter_names(tensors: Tensors, param_names: frozenset[str]) -> list[str]:
+    """The trainable names of one role: the network's parameters when the role is a copy of the
+    network, else every floating tensor of the role (an algorithm's own small module, e.g. FedCon's
+    BYOL predictor)."""
+    if param_names <= tensors.keys():
+        return sorted(param_names)
+    return sorted(k for k, v in tensors.items() if v.is_floating_point())

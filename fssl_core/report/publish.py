@@ -1,0 +1,167 @@
+"""A notebook's outputs land only when it completes, and a results table never shrinks unless asked.
+
+The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir and figures_dir
+then point into a staging folder, so a notebook that fails half-way leaves the published results
+and figures as they were. Once it completes, `publish` moves its files into place:
+- a figure replaces the old one, except after a `--param` narrowing, which draws only its slice:
+  then the old figure stays (the console says so), unless the caller says the slice is the whole
+  figure (`--replace-figures`, e.g. a table's MNIST columns where its other datasets need data);
+- a results CSV is merged into the published one, row by row (a row: a cell and the profile that
+  measured it, ROW_KEY): a new row replaces the published row of its key unless that one averages
+  more runs (a paper-protocol row of three seeds is never replaced by a one-seed re-measurement, e.g.
+  the paper-protocol checks a quick run makes), and a published row the new file does not hold stays
+  (a run at another profile or of a narrower scope never drops what it did not measure). So a
+  republish never loses a measured row: the rows of a better protocol are other keys, and stay.
+- a claims table beside its cells is rebuilt from the merged cells (`rebuild`, papers.rebuilt_claim_rows): a
+  narrowed run may bring a claim's cells without the claim, whose published row would then be stale.
+- `replace=True` (`reproduce --replace`) is the one way to drop published rows: the new rows then
+  replace their keys' rows whatever their runs, and a whole-scope run's file replaces the table (rows
+  outside a `--param` narrowing still stay: that run never looked at them).
+Either way the measured rows kept against the new file, or dropped, are named (or, outside a narrowing,
+counted) on the console before anything is written (`say`).
+And a published row stays checkable: `unproven_published_runs` names the run ids the results CSVs cite
+that the run store cannot prove finished.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from ..paths import project_root, results_dir
+from .tables import COLUMNS, KEY, read_results
+from ..store import RunStore, atomic_write_text, exclusive
+
+STAGING_ENV = "FSSL_OUTPUT_STAGING"
+ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
+NAMED = 5                        # rows named in a note; the rest are counted
+
+
+def publish(staging: Path, narrowed: bool, replace_figures: bool = False, replace: bool = False,
+            say: Callable[[str], None] | None = None,
+            rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None = None) -> list[str]:
+    """Move every file under `staging` to the same place under the project root; return the notes
+    (rows kept against the new file, or dropped, derived rows rebuilt), each passed to `say` before anything
+    is written. `replace_figures`: a narrowed run's figures replace the old ones; `replace`: see the module's
+    doc; `rebuild`: a results table's derived rows recomputed from its merged rows, with notes.
+    One publish at a time (PUBLISH_LOCK): each reads the published tables, merges and writes under the
+    lock, so two reproductions publishing slices of one table at once both land (a second waits)."""
+    with exclusive(publish_lock(), waiting="{holder} is publishing results; waiting for it"):
+        return _publish(staging, narrowed, replace_figures, replace, say, rebuild)
+
+
+PUBLISH_LOCK = ".publish.lock"
+
+
+def publish_lock() -> Path:
+    """The lock every publish of the project's results holds (results/.publish.lock)."""
+    return project_root() / "results" / PUBLISH_LOCK
+
+
+def _publish(staging: Path, narrowed: bool, replace_figures: bool, replace: bool,
+             say: Callable[[str], None] | None,
+             rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None) -> list[str]:
+    moves, notes = [], []
+    for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
+        dest = project_root() / staged.relative_to(staging)
+        where = dest.relative_to(project_root())
+        if staged.suffix == ".png" and narrowed and not replace_figures and dest.exists():
+            # a narrowed run draws only its slice: the whole table's figure stays until a whole run
+            notes.append(f"{where}: kept (this run's figure shows only its --param slice; "
+                         f"--replace-figures if the slice is the whole figure)")
+        elif staged.suffix == ".csv" and dest.exists():
+            # a first publish needs no rebuild: the notebook built its claims from the cells it brings
+            new, note = merged_results(read_results(dest), read_results(staged), narrowed, replace)
+            notes += [f"{where}: {note}"] if note else []
+            if rebuild:
+                new, rebuilt = rebuild(new)
+                notes += [f"{where}: {n}" for n in rebuilt]
+            moves.append((dest, new))
+        else:
+            moves.append((dest, staged))
+    for note in notes if say else ():
+        say(note)
+    for dest, what in moves:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(what, pd.DataFrame):
+            atomic_write_text(dest, what[COLUMNS].to_csv(index=False))
+        else:
+            os.replace(what, dest)
+    shutil.rmtree(staging, ignore_errors=True)
+    return notes
+
+
+def _keys(frame: pd.DataFrame) -> list[tuple]:
+    """Each row's (cell, profile) key."""
+    return list(map(tuple, frame[ROW_KEY].astype(str).values))
+
+
+def _named(rows: pd.DataFrame) -> str:
+    cells = ", ".join(f"{r.table} {r.setting} γ={r.labeled} {r.dataset} {r.method} {r.metric} ({r.profile}, "
+                      f"n={r.n_runs:.0f})" for r in rows.head(NAMED).itertuples())
+    return cells + (f" and {len(rows) - NAMED} more" if len(rows) > NAMED else "")
+
+
+def merged_results(old: pd.DataFrame, new: pd.DataFrame, narrowed: bool,
+                   replace: bool = False) -> tuple[pd.DataFrame, str]:
+    """The published table after a notebook brought `new` over the published `old`, and a note naming
+    the measured rows of `old` that were kept against `new` (with what `replace` would do) or dropped.
+
+    Without `replace` no measured row is lost: `new` replaces the rows of its keys except those that
+    average more runs than it brings, and every row of a key it does not hold stays. With `replace`,
+    `new`'s rows win wherever they land, and a whole-scope (not `narrowed`) `new` is the whole table."""
+    old_keys, new_keys = _keys(old), _keys(new)
+    old_runs = dict(zip(old_keys, old.n_runs.fillna(0)))
+    brought = dict(zip(new_keys, new.n_runs.fillna(0)))
+    outside = [k not in brought for k in old_keys]
+    more = [k in brought and n > brought[k] for k, n in zip(old_keys, old.n_runs.fillna(0))]
+    measured = old.n_runs.fillna(0).gt(0).values
+    kept_outside, kept_more = old[[o and m for o, m in zip(outside, measured)]], old[more]
+    if replace:
+        dropped = pd.concat([kept_more, kept_outside if not narrowed else kept_outside.iloc[:0]])
+        merged = new.reset_index(drop=True) if not narrowed else _in_order(old, new, set(brought))
+        return merged, f"replaced: dropped {len(dropped)} measured row(s): {_named(dropped)}" if len(dropped) else ""
+    merged = _in_order(old, new, {k for k, n in brought.items() if not old_runs.get(k, 0) > n})
+    notes = []
+    if len(kept_outside) and narrowed:
+        notes.append(f"kept {len(kept_outside)} measured row(s) outside this run's --param scope")
+    elif len(kept_outside):
+        notes.append(f"kept {len(kept_outside)} measured row(s) this run did not bring (another profile's, or "
+                     f"outside its scope): {_named(kept_outside)}")
+    if len(kept_more):
+        notes.append(f"kept {len(kept_more)} row(s) averaged over more runs than this run measured: "
+                     f"{_named(kept_more)}")
+    if len(kept_more) or (len(kept_outside) and not narrowed):
+        notes.append("reproduce --replace drops them")
+    return merged, "; ".join(notes)
+
+
+def _in_order(old: pd.DataFrame, new: pd.DataFrame, taken: set[tuple]) -> pd.DataFrame:
+    """`old` with the rows of the keys in `taken` replaced by `new`'s, in the published order (a republish's
+    diff shows what changed), then `new`'s rows of keys `old` lacks."""
+    old_keys, new_keys = _keys(old), _keys(new)
+    at = {k: len(old) + j for j, k in enumerate(new_keys)}
+    known = set(old_keys)
+    positions = [at[k] if k in taken else i for i, k in enumerate(old_keys)]
+    positions += [at[k] for k in new_keys if k not in known]
+    return pd.concat([old, new], ignore_index=True).iloc[positions].reset_index(drop=True)
+
+
+def unproven_published_runs(folder: Path | None = None, store: RunStore | None = None) -> dict[str, list[str]]:
+    """Per results CSV in `folder` (results/), the run ids its rows name that `store` cannot prove finished
+    (no record, or records that disagree with each other: runs.RunStore.load): a published number must
+    stay checkable from the committed records it was computed from. Rows naming no runs (derived rows,
+    rows published before run_ids existed) are not checked."""
+    folder = Path(folder) if folder is not None else results_dir("quick")
+    proven = {r.config.run_id for r in (store or RunStore()).finished()}
+    missing = {}
+    for path in sorted(folder.glob("*.csv")):
+        if path.name == "report.csv":
+            continue
+        named = {run_id for ids in read_results(path).run_ids for run_id in str(ids).split()}
+        if named - proven:
+            missing[path.name] = sorted(named - proven)
+    return missing
