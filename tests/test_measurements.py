@@ -1,6 +1,6 @@
 """What the measurement folders publish is what their records give (measurements/*/summarize.py): the
 folder's README tables (`readme_tables`), the tables the project's README shows of it
-(`project_readme_tables`), and the GPU figures committed in fssl_core/gpu_measurements.json
+(`project_readme_tables`), and the GPU figures committed in fssl_core/engine/gpu_measurements.json
 (`gpu_measurements`)."""
 import importlib.util
 import json
@@ -34,7 +34,7 @@ def test_the_readme_table_is_the_one_the_records_give(folder):
 
 @folders_with("gpu_measurements")
 def test_the_committed_gpu_figures_are_the_ones_the_records_give(folder):
-    committed = json.loads((ROOT / "fssl_core" / "gpu_measurements.json").read_text())
+    committed = json.loads((ROOT / "fssl_core" / "engine" / "gpu_measurements.json").read_text())
     for gpu, figures in summarize_of(folder).gpu_measurements().items():
         assert committed[gpu] == figures
 

@@ -382,9 +382,6 @@ def test_a_published_row_names_its_runs_and_the_check_finds_those_without_proven
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert unproven_published_runs(results, store) == {"fedsiam_table5.csv": [lost.run_id]}
-    # a CSV published before rows named their runs reads back with empty run ids
-    frame.drop(columns="run_ids").to_csv(results / "fedsiam_table5.csv", index=False)
-    assert read_results(results / "fedsiam_table5.csv").run_ids.tolist() == ["", ""]
 
 
 def test_every_run_the_committed_results_name_is_committed_and_proves_itself():
