@@ -61,8 +61,9 @@ def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = 
     said = (f"Per paper: its printed cells, counted at the best protocol measured (the paper's, else a reduced one); "
             f"those within {WITHIN_POINTS:g} points of the paper; of the farther ones, those its one pre-registered "
             f"cause reading (run at least {MIN_SEEDS} times) brings within it, marked prospective or post hoc by "
-            "git, and those only an exploratory reading brings near (not a cause); the claims' verdicts (Welch's t, "
-            f"untested under {MIN_SEEDS} seeds a side).")
+            "git, and those only an exploratory reading brings near (not a cause); where far cells share their runs "
+            "(FedAvg reads no unlabeled sample, so its Non-IID-I and -II cells are one computation), how many "
+            f"computations they are; the claims' verdicts (Welch's t, untested under {MIN_SEEDS} seeds a side).")
     return (textwrap.fill(said, 110) + "\n\n" + _markdown_table(table) + "\nEvery claim with its verdict, what its "
             "test can decide and its Holm-adjusted verdict, and every cell: [results/REPORT.md](results/REPORT.md).\n")
 
@@ -79,7 +80,9 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
               "pre-registered cause`: of the measured cells farther from the paper, those its paper's one cause reading "
               f"(`PRE_REGISTERED` in its causes.py), run at least {MIN_SEEDS} times, brings within it; `prospective` where "
               "every run of that reading was first committed after the commit that fixed the reading (git decides), "
-              "`post hoc` where some existed before it. Our seeds' spread is no cause: a far cell whose interval holds the "
+              "`post hoc` where some existed before it; `computations`, where fewer than the cells: far cells that share their runs "
+              "are one computation (a method that reads no unlabeled sample, FedAvg, has one run identity on two splits that "
+              "differ only in the unlabeled data, `SAME_LABELED_SPLIT`). Our seeds' spread is no cause: a far cell whose interval holds the "
               "paper is undecided, not explained. `beyond it, exploratory only`: of the rest, those only another reading "
               "(ours test-selected, part of the authors' computation, ...) brings within it: exploratory, not a cause. "
               "Reruns of the authors' own code say where a printed value comes from, not why ours differs: provenance, "
