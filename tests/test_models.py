@@ -16,6 +16,8 @@ from fssl_core.models import MODELS, build_model, count_parameters, default_mode
     ("resnet9", 10, 3, 6_573_130),      # 1,856 + 73,984 + 2·147,712 + 295,424 + 1,180,672 + 2·2,360,320 + 5,130
     ("resnet9_narrow", 10, 3, 103_954),  # 232 + 1,184 + 2·2,336 + 4,672 + 18,560 + 2·36,992 + 650
     ("resnet9_narrow", 10, 1, 103_810),  # Fashion-MNIST's one channel: the first conv has 1·9·8 weights, not 3·9·8
+    # FedMatch's code's shapes: 3·3·3·64 + 3·3·64·128 + 2·3·3·128·128 + 3·3·128·256 + 3·3·256·512 + 2·3·3·512·512 + 512·10
+    ("resnet9_fedmatch", 10, 3, 6_568_640),
 ])
 def test_parameter_counts(name, num_classes, in_channels, expected):
     assert count_parameters(build_model(name, num_classes=num_classes, in_channels=in_channels)) == expected
@@ -29,7 +31,8 @@ def test_classifier_grows_with_the_number_of_classes():
 
 
 @pytest.mark.parametrize("name, in_channels, size", [("cnn_mnist", 1, 28), ("cnn_cifar", 3, 32),
-                                                     ("wrn28_2", 3, 32), ("resnet18", 3, 32), ("resnet9", 3, 32)])
+                                                     ("wrn28_2", 3, 32), ("resnet18", 3, 32), ("resnet9", 3, 32),
+                                                     ("resnet9_fedmatch", 1, 28)])
 def test_logits_and_anchor_embedding_shapes(name, in_channels, size):
     model = build_model(name, num_classes=10, in_channels=in_channels, projection_dim=128).eval()
     x = torch.randn(3, in_channels, size, size)
@@ -120,3 +123,21 @@ def test_the_cifar_cnn_runs_channels_last_on_the_cpu_with_nchw_values():
     assert got.shape == (4, 10)
     assert torch.allclose(got, want, atol=1e-5, rtol=1e-4)
     assert type(model).revision >= 1                   # the floats changed: runs get a new identity (2: issue 44)
+
+
+def test_fedmatchs_resnet9_has_no_batchnorm_no_bias_and_their_initial_scale():
+    """No BatchNorm, no convolution or classifier bias, and Keras' VarianceScaling (fan-in, truncated normal):
+    each layer's weights have std sqrt(1 / fan_in) and none beyond two of the untruncated stds."""
+    import math
+
+    import torch
+    torch.manual_seed(0)
+    net = build_model("resnet9_fedmatch", num_classes=10, in_channels=3)
+    assert not any(isinstance(m, (torch.nn.BatchNorm2d, torch.nn.BatchNorm1d)) for m in net.modules())
+    assert [n for n, _ in net.named_parameters() if n.endswith("bias")] == []
+    for module in net.modules():
+        if isinstance(module, (torch.nn.Conv2d, torch.nn.Linear)):
+            w = module.weight.detach()
+            fan_in = w[0].numel()
+            assert abs(w.std().item() / math.sqrt(1 / fan_in) - 1) < 0.05
+            assert w.abs().max().item() <= 2 * math.sqrt(1 / fan_in) / 0.87962566103423978 + 1e-6

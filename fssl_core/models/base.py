@@ -54,7 +54,7 @@ class Network(nn.Module):
 
     def _heads(self, h: Tensor, embed: bool, tensors: dict[str, Tensor]):
         """Logits, or (logits, embedding): the linear heads on the features (nn.Linear's F.linear)."""
-        logits = F.linear(h, tensors["classifier.weight"], tensors["classifier.bias"])
+        logits = F.linear(h, tensors["classifier.weight"], tensors.get("classifier.bias"))   # None: a head without bias
         if not embed:
             return logits
         if "projection.weight" not in tensors:

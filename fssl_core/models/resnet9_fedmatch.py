@@ -1,0 +1,67 @@
+"""FedMatch's ResNet-9: the network FedMatch's public code builds, which FedMix's CIFAR split and learning rate
+point to (papers/fedmix/READINGS.md). No BatchNorm and no convolution bias: every symptom of BatchNorm in
+FedMix's pseudo-labels (the eval-mode targets, Eq. 9 mixing running statistics) is absent on it.
+
+wyjeong/FedMatch, modules/nets.py, `NetModule.build_resnet9` (the plain, not decomposed, branch) and the layer
+shapes in `NetModule.__init__`: conv 3→64; conv 64→128, max-pool 2; a residual pair 128→128; conv 128→256,
+max-pool 2; conv 256→512, max-pool 2; a residual pair 512→512; max-pool 4, flatten, a dense layer to the
+classes without bias. Each conv is 3×3, 'same' padding, stride 1, no bias, then ReLU. Weights from Keras'
+VarianceScaling (scale 1, fan-in, truncated normal), theirs. 6,568,640 parameters for 10 classes on RGB.
+
+Where we differ, and why: the last max-pool is global (AdaptiveMaxPool2d(1)), the same as their 4×4 pool on
+32×32 inputs and defined on Fashion-MNIST's 28×28 (3×3 maps there, where a 4×4 pool has no window); their
+plain branch scales the initial weights by 1 + psi_factor (1.2) so that it starts where their decomposed
+σ + ψ does, which our FedMatch does itself from any initial θ_0 (algorithms/fedmatch.py), so it is left out.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from .base import Network
+
+# Keras' truncated normal is cut at two standard deviations and rescaled so that its std is the one asked
+# for: stddev = sqrt(scale / fan_in) / 0.87962566103423978 (keras.initializers.VarianceScaling)
+_TRUNCATION_STD = 0.87962566103423978
+
+
+def _variance_scaling_(weight: Tensor, fan_in: int) -> None:
+    std = math.sqrt(1.0 / fan_in) / _TRUNCATION_STD
+    with torch.no_grad():
+        nn.init.trunc_normal_(weight, mean=0.0, std=std, a=-2 * std, b=2 * std)
+
+
+def _conv(c_in: int, c_out: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.ReLU())
+
+
+class _Residual(nn.Module):
+    def __init__(self, channels: int):
+        super().__init__()
+        self.body = nn.Sequential(_conv(channels, channels), _conv(channels, channels))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.body(x)
+
+
+class ResNet9FedMatch(Network):
+    def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
+        super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
+        self.body = nn.Sequential(
+            _conv(in_channels, 64),
+            _conv(64, 128), nn.MaxPool2d(2), _Residual(128),
+            _conv(128, 256), nn.MaxPool2d(2),
+            _conv(256, 512), nn.MaxPool2d(2), _Residual(512),
+            nn.AdaptiveMaxPool2d(1), nn.Flatten(),
+        )
+        self.classifier = nn.Linear(512, num_classes, bias=False)
+        for module in self.modules():
+            if isinstance(module, nn.Conv2d):
+                _variance_scaling_(module.weight, module.in_channels * module.kernel_size[0] * module.kernel_size[1])
+            elif isinstance(module, nn.Linear):
+                _variance_scaling_(module.weight, module.in_features)
+
+    def features(self, x: Tensor) -> Tensor:
+        return self.body(x)
