@@ -78,6 +78,10 @@ def test_summary_counts_the_far_cells_with_a_pre_registered_cause_and_the_explor
         _row(method="fedavg", paper_value=95.0, reproduced_value=97.5, n_runs=1, profile="paper"),
         _row(table="table5_authors_network", method="fedavg", metric="accuracy_test_selected", reproduced_value=95.9,
              n_runs=3, profile="paper", run_ids="a1 a2 a3"),
+        # far, and the same reading, run 3 times, stays far (+2.5): a miss of the prospective check
+        _row(setting="noniid1", method="fedavg", paper_value=95.0, reproduced_value=97.5, n_runs=1, profile="paper"),
+        _row(table="table5_authors_network", setting="noniid1", method="fedavg", metric="accuracy_test_selected",
+             reproduced_value=97.5, n_runs=3, profile="paper", run_ids="b1 b2 b3"),
         # far, and that reading lands near from one run only: not counted
         _row(method="fedfixmatch", paper_value=95.0, reproduced_value=97.5, n_runs=1, profile="paper"),
         _row(table="table5_authors_network", method="fedfixmatch", metric="accuracy_test_selected",
@@ -101,7 +105,8 @@ def test_summary_counts_the_far_cells_with_a_pre_registered_cause_and_the_explor
     counted = summary(frame, far_cell_causes()).set_index("paper")
     # the three runs a1-a3 were never committed here: a cause, but not shown to be prospective
     assert counted["beyond it, pre-registered cause"].to_dict() == {"fedanchor": "—",
-                                                                    "fedsiam": "1 of 5 (0 prospective, 1 post hoc; on 1 distinct reading value)"}
+                                                                    "fedsiam": "1 of 6 (0 prospective, 1 post hoc; on 1 distinct reading value; "
+                                                                               "the same reading missed 1 (0 prospective))"}
     assert counted["beyond it, exploratory only"].to_dict() == {"fedanchor": "—", "fedsiam": "2"}
     # the report knows no paper's causes but those it is given
     assert set(summary(frame).set_index("paper")["beyond it, pre-registered cause"]) == {"—"}

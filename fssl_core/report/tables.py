@@ -380,6 +380,10 @@ def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, f
             else count(caused)
         notes.append(f"{count(ahead)} prospective, {count(caused) - count(ahead)} post hoc; on {values} distinct "
                      f"reading value{'s' if values != 1 else ''}")
+    if "reading_missed" in causes and count(causes.reading_missed.astype(bool)):
+        missed = causes.reading_missed.astype(bool)
+        notes.append(f"the same reading missed {count(missed)} ({count(missed & causes.prospective.eq(True))} "
+                     "prospective)")
     said = f"{count(caused)} of {len(cells)}" + (f" ({'; '.join(notes)})" if notes else "")
     return said, str(count(near))
 

@@ -322,7 +322,8 @@ def explain_published(frame: pd.DataFrame, points: float = WITHIN_POINTS, dated:
     """`explain_large_deltas` over published results (results/fedsiam_table*.csv, or the merged
     report): each table's cells at their best protocol, beside what its notebook published next to
     them (`measured_beside`); one row per cell beyond `points`, with its table, `cause_measured` (True
-    only for a cause under the pre-registered rule, `measured_cause`), `prospective` (for a cause: its
+    only for a cause under the pre-registered rule, `measured_cause`), `reading_missed` (the reading run at
+    least MIN_SEEDS times and still far), `prospective` (for a cell the reading was run on that often: its
     reading's runs all committed after RULE_COMMIT; None without git, or with `dated` False) and
     `exploratory_near` (an exploratory reading within `points`, shown apart). The README's summary counts them."""
     frame = frame[(frame.paper == "fedsiam") & ~is_claim(frame)]
@@ -331,13 +332,17 @@ def explain_published(frame: pd.DataFrame, points: float = WITHIN_POINTS, dated:
                                       measured=measured_beside(frame, t)).assign(table=t) for t in tables]
     if not explained:
         return pd.DataFrame(columns=["table", "setting", "labeled", "dataset", "method", "metric", "measured_cause",
-                                     "cause_measured", "exploratory_near", "prospective"])
+                                     "cause_measured", "exploratory_near", "reading_missed", "prospective"])
     table = pd.concat(explained, ignore_index=True)
     caused = [is_cause(cause) for cause in table.measured_cause]
-    reading_runs = [str(ids).split() if c else [] for ids, c in zip(table["reading runs"], caused)]
+    # the prospective check: every far cell its reading was run on at least MIN_SEEDS times, hit (a cause) or
+    # missed (still far), each dated by git against RULE_COMMIT
+    tried = [len(str(ids).split()) >= MIN_SEEDS for ids in table["reading runs"]]
+    reading_runs = [str(ids).split() if t else [] for ids, t in zip(table["reading runs"], tried)]
     when = prospective(reading_runs) if dated else [None] * len(caused)
     return table.assign(cause_measured=caused, exploratory_near=table["exploratory within"] != "",
-                        prospective=[w if c else None for w, c in zip(when, caused)])
+                        reading_missed=[t and not c for t, c in zip(tried, caused)],
+                        prospective=[w if t else None for w, t in zip(when, tried)])
 
 
 def client_steps_per_round(cfg: RunConfig) -> int:
