@@ -212,7 +212,7 @@ def test_two_narrowed_publishes_at_once_both_land(tmp_path, monkeypatch):
     import threading
     import time
 
-    from fssl_core import publish as publishing
+    from fssl_core.report import publish as publishing
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     (tmp_path / "results").mkdir()
     table = tmp_path / "results" / "fedsiam_table5.csv"
