@@ -17,6 +17,7 @@ and it imports none of them (tests/test_architecture.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -53,8 +54,10 @@ class Setting:
     doc: str
 
 
+@functools.lru_cache(maxsize=None)
 def settings_of(declaration: type) -> dict[str, Setting]:
-    """The fields of a settings dataclass, in order (their types resolved from the annotations)."""
+    """The fields of a settings dataclass, in order (their types resolved from the annotations). Cached: every
+    run identity asks it of its algorithm (Algorithm.reads); callers copy, never change, the mapping."""
     kinds = get_type_hints(declaration)
     return {f.name: Setting(f.name, kinds[f.name], f.default, f.metadata.get("rule"), f.metadata.get("doc", ""))
             for f in dataclasses.fields(declaration)}

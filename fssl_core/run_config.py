@@ -100,6 +100,12 @@ def field_intervals() -> dict[str, Interval]:
 
 
 def _cross_field_rules() -> tuple:
+    return _cross_field_rules_of(tuple(ALGORITHMS.items()))
+
+
+@functools.lru_cache(maxsize=8)
+def _cross_field_rules_of(registry: tuple) -> tuple:
+    """Every construction applies them: gathered once per state of the algorithm registry."""
     registries = (dataset_rules(), model_rules(), algorithm_rules(), partition_rules())
     return (_clients_per_round, _tf32_on_cuda_only, *(rule for _, rules in registries for rule in rules))
 

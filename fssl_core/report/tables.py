@@ -370,7 +370,7 @@ def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, f
     key = [k for k in KEY if k != "paper"]
     count = lambda rows: len(cells.merge(causes.loc[rows, key].drop_duplicates(), on=key))
     # cells computed by the same runs (FedAvg's Non-IID-I and -II: one run identity) are one computation
-    runs = cells.run_ids.fillna("").astype(str).map(lambda ids: " ".join(sorted(ids.split())))
+    runs = cells.run_ids.map(lambda ids: "" if pd.isna(ids) else " ".join(sorted(str(ids).split())))
     computations = runs[runs != ""].nunique() + int((runs == "").sum())
     notes = [f"{computations} computation{'s' if computations != 1 else ''}"] if computations != len(cells) else []
     if "prospective" in causes and count(caused):
