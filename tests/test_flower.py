@@ -1,51 +1,169 @@
-"""The Flower adapter: FedAvg and FedSiam-D run in Flower's simulation engine (Ray, one supernode per client)
-compute what fssl's engine computes with the sequential trainer: the same per-round metrics (accuracy, losses,
-bytes) and the same final weights, on CPU. Slow (Ray's start, about 20 s a run): the one Flower simulation
-test."""
+"""The Flower app: every algorithm, run in Flower's simulation engine (Ray, one supernode per client), computes
+what fssl's engine computes with the sequential trainer (the same round metrics, to the last bit, and the same
+final state) and writes the same run record; `flwr run flower-app` runs it as a Flower user would. Slow (Ray's
+start, about 20 s, once per simulation): two simulations and one `flwr run`."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
 import pytest
 import torch
 
+from fssl_core.algorithms import ALGORITHMS
+from fssl_core.config import ConfigError
+from fssl_core.engine.trainer import train
 from fssl_core.run_config import RunConfig
-from fssl_core.store import RunStore
+from fssl_core.store import ENV, RunStore
 from tests.conftest import requires_mnist
 
 pytest.importorskip("flwr")
 pytest.importorskip("ray")
-from fssl_core.integrations.flower import pack, simulate, unpack  # noqa: E402
-from fssl_core.engine.trainer import train
+from flwr.app import Context  # noqa: E402
+from flwr.serverapp import Grid, ServerApp  # noqa: E402
+from fssl_core.integrations import flower  # noqa: E402
 
-SMALL = dict(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=4, clients_per_round=2,
-             local_epochs=1, rounds=2, batch_size=10, trainer="sequential")
-# the engine runs on one thread and each Flower client process too: the same kernels, the same order
-EXACT = dict(rtol=0, atol=0)
+ROOT = Path(__file__).resolve().parents[1]
+APP = ROOT / "flower-app"
+SMALL = dict(dataset="mnist", clients=4, clients_per_round=2, local_epochs=1, batch_size=10, resplit_train=600,
+             resplit_test=100, seed=3, trainer="sequential")
+AT = {"client": dict(partition="noniid1", labeled_ratio=0.2),
+      "server": dict(partition="server_dirichlet", server_labeled=40, dirichlet_alpha=1.0, server_balanced=True)}
+# settings a one-round run only reaches with them on (as tests/test_algorithm_reads.py sets them)
+EXTRA = {"fedanchor": dict(projection_dim=16, pretrain_epochs=1), "semifl": dict(pretrain_epochs=1),
+         "supervised_fl": dict(pretrain_epochs=1), "fedsem": dict(fedsem_phase1_fraction=0.5),
+         "fedfixmatch": dict(pretrain_epochs=1)}
+
+
+def _config(algorithm: str, **changes) -> RunConfig:
+    at = ALGORITHMS[algorithm].labels_at[-1]
+    return RunConfig(**{**SMALL, **AT[at], "algorithm": algorithm, "rounds": 1, **EXTRA.get(algorithm, {}), **changes})
 
 
 def test_payloads_cross_as_they_are():
     payload = {"model": {"w": torch.randn(3, 2), "n": torch.tensor(7, dtype=torch.int64)}, "extra": {},
-               "q": torch.arange(4.0)}
-    record, empty = pack(payload)
-    back = unpack(record, empty, torch.device("cpu"))
+               "q": torch.arange(4.0), "report": {"selected": 0.25, "count": 3, "on": True}}
+    tensors, numbers = flower.pack(payload)
+    back = flower.unpack(tensors, numbers, torch.device("cpu"))
     assert back.keys() == payload.keys() and back["extra"] == {}
     assert torch.equal(back["model"]["w"], payload["model"]["w"]) and back["model"]["n"].dtype == torch.int64
-    with pytest.raises(TypeError, match="payload 'x': a float"):
-        pack({"x": 1.0})
+    assert back["report"] == {"selected": 0.25, "count": 3, "on": True}
+    assert type(back["report"]["count"]) is int and type(back["report"]["on"]) is bool
+    with pytest.raises(TypeError, match="payload 'x': a str"):
+        flower.pack({"x": "text"})
+    with pytest.raises(ValueError, match="payload key 'a/b'"):
+        flower.pack({"a/b": torch.zeros(1)})
+
+
+def test_the_app_config_holds_every_run_config_field_at_its_default():
+    app = tomllib.loads((APP / "pyproject.toml").read_text())["tool"]["flwr"]["app"]
+    config, defaults = app["config"], RunConfig().to_dict()
+    assert set(config) == set(defaults) | set(flower.APP_KEYS)
+    assert {k: v for k, v in config.items() if k in defaults} == {**defaults, "trainer": "sequential"}
+    assert app["components"] == {"serverapp": "fssl_core.integrations.flower:server",
+                                 "clientapp": "fssl_core.integrations.flower:client"}
+    cfg, store, progress = flower.app_config({**config, "dataset": "cifar10", "runs": "/tmp/x"})
+    assert cfg.model == RunConfig(dataset="cifar10").model != config["model"]    # defaults follow, as in RunConfig
+    assert cfg.trainer == "sequential" and str(store.root) == "/tmp/x" and progress is True
+    with pytest.raises(ConfigError, match="Flower run config: roundz: not RunConfig fields"):
+        flower.app_config({**config, "roundz": 3})
 
 
 @requires_mnist
-@pytest.mark.parametrize("algorithm", ["fedavg", "fedsiam_d"])
-def test_a_flower_simulation_matches_the_engine_round_by_round(algorithm, tmp_path):
-    cfg = RunConfig(algorithm=algorithm, **SMALL)
-    store = RunStore(tmp_path)
-    engine = train(cfg, store, progress=False)
-    rows, state = simulate(cfg, progress=False)
-    assert len(rows) == len(engine.metrics) == cfg.rounds
-    for ours, theirs in zip(rows, engine.metrics):
-        ours = {k: v for k, v in ours.items() if k != "seconds"}
-        theirs = {k: v for k, v in theirs.items() if k != "seconds"}
-        assert ours.keys() == theirs.keys()
-        assert ours["accuracy"] == theirs["accuracy"] and ours["upload_bytes"] == theirs["upload_bytes"] > 0
-        assert ours == theirs                  # every loss and statistic, to the last bit
-    _same_state(state, store.final_state(cfg), "state")
+def test_a_run_the_engine_trains_as_a_cohort_is_refused():
+    with pytest.raises(ConfigError, match="trainer='auto'.*as one cohort.*use trainer='sequential'"):
+        flower.refuse_cohort(cfg := _config("fedavg", trainer="auto"), flower.federation(cfg))
+
+
+def _simulate(configs: list[RunConfig], store: RunStore) -> dict:
+    """Run `configs` one after another in one Flower simulation (one supernode per client), recorded in
+    `store`; Flower's simulation from Python (run_simulation, deprecated for users: they `flwr run`)."""
+    from flwr.simulation import run_simulation
+    app, results = ServerApp(), {}
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        for cfg in configs:
+            results[cfg.run_id] = flower.run_federated(grid, cfg, store, progress=False)
+
+    run_simulation(server_app=app, client_app=flower.client, num_supernodes=max(c.clients for c in configs),
+                   backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}})
+    assert set(results) == {c.run_id for c in configs}, "the simulation ended early (Flower's log above says why)"
+    return results
+
+
+@requires_mnist
+def test_every_algorithm_in_flower_computes_what_the_engine_computes(tmp_path):
+    configs = [_config(name) for name in ALGORITHMS]
+    ours_store, engine_store = RunStore(tmp_path / "flower"), RunStore(tmp_path / "engine")
+    ours, uploads = _simulate(configs, ours_store), {}
+    for cfg in configs:
+        theirs = train(cfg, engine_store, progress=False)
+        mine = ours[cfg.run_id]
+        assert mine.status == theirs.status, cfg.algorithm
+        assert _timeless(mine.metrics) == _timeless(theirs.metrics), cfg.algorithm
+        assert "accuracy" in mine.metrics[-1], cfg.algorithm
+        uploads[cfg.algorithm] = mine.metrics[-1]["upload_bytes"]
+        _same_state(ours_store.final_state(cfg), engine_store.final_state(cfg), cfg.algorithm)
+        assert json.loads((ours_store.dir(cfg) / ENV).read_text())["executor"] == "flower"
+        assert json.loads((engine_store.dir(cfg) / ENV).read_text())["executor"] == "engine"
+        # the record is the engine's: read back through the store, the engine trains nothing more
+        assert _timeless(train(cfg, ours_store, progress=False).metrics) == _timeless(theirs.metrics)
+    # models crossed: all but the server-only baseline, and SemiFL, whose clients here select no pseudo-label
+    # after one pre-training epoch and so send their report only (semifl.py's upload), in Python numbers
+    assert [name for name, sent in uploads.items() if sent == 0] == ["supervised_server", "semifl"]
+    assert ours[_config("semifl").run_id].metrics[-1]["selected"] == 0
+
+
+@requires_mnist
+def test_a_flower_run_resumes_from_its_checkpoint_as_the_engine_does(tmp_path):
+    cfg = _config("fedsiam_d", rounds=2)
+    store = RunStore(tmp_path / "flower")
+    with store.claim(cfg) as recorder:       # round 1 trained and recorded, then the run stops
+        fed = flower.federation(cfg)
+        state = recorder.start(fed.device, fed.initial_state, fed.data.digest)
+        state, row = fed.run_round(state, 1)
+        recorder.record_round(1, state, row)
+    resumed = _simulate([cfg], store)[cfg.run_id]
+    whole = train(cfg, RunStore(tmp_path / "engine"), progress=False)
+    assert _timeless(resumed.metrics) == _timeless(whole.metrics) and len(resumed.metrics) == 2
+
+
+@requires_mnist
+def test_flwr_run_trains_the_app_into_the_store(tmp_path):
+    """As a Flower user runs it: `flwr run flower-app` with --run-config overrides, on a local SuperLink that
+    Flower starts (in a Flower home of the test's own, stopped after)."""
+    flwr = shutil.which("flwr", path=str(Path(sys.executable).parent))
+    if flwr is None:
+        pytest.skip("no flwr command beside this Python")
+    from flwr.cli.local_superlink import _is_local_superlink_started as superlink_up
+    if superlink_up():
+        pytest.skip("a local Flower SuperLink runs already (its port is the one this test would use)")
+    cfg = _config("fedavg", rounds=2)
+    home, runs = tmp_path / "flwr-home", tmp_path / "runs"
+    overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in cfg.to_dict().items() if v != RunConfig().to_dict()[k])
+    env = {**os.environ, "FLWR_HOME": str(home), "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    try:
+        done = subprocess.run([flwr, "run", str(APP), "local", "--stream", "--run-config",
+                               f"{overrides} runs={json.dumps(str(runs))} progress=false",
+                               "--federation-config", f"num-supernodes={cfg.clients} client-resources-num-cpus=1"],
+                              env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        subprocess.run(["pkill", "-f", f"flower-superlink.*{home}"], check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "ServerApp-side Evaluate Metrics" in done.stdout + done.stderr
+    ours = RunStore(runs).load(cfg)
+    assert ours is not None, (done.stdout + done.stderr)[-3000:]
+    theirs = train(cfg, RunStore(tmp_path / "engine"), progress=False)
+    assert _timeless(ours.metrics) == _timeless(theirs.metrics)
+
+
+def _timeless(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in row.items() if k != "seconds"} for row in rows]
 
 
 def _same_state(ours, theirs, path):
@@ -59,6 +177,6 @@ def _same_state(ours, theirs, path):
         for i, (a, b) in enumerate(zip(ours, theirs)):
             _same_state(a, b, f"{path}[{i}]")
     elif isinstance(ours, torch.Tensor):
-        torch.testing.assert_close(ours, theirs, **EXACT, msg=path)
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=0, msg=path)
     else:
         assert ours == theirs, path

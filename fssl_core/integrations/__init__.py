@@ -1,3 +1,4 @@
 """Bridges to the tools researchers already use, each behind its own optional dependency: MLflow
-(mlflow_export: the run store's runs as MLflow runs) and Flower (flower: any fssl algorithm as a Flower
-ServerApp and ClientApp). Nothing else in fssl_core imports them."""
+(mlflow_export: the run store's runs as MLflow runs), Flower (flower: any fssl algorithm as a Flower
+ServerApp and ClientApp, the app of flower-app/) and Flower Datasets (flower_datasets: fssl's partitions
+as partitioners). Nothing else in fssl_core imports them."""

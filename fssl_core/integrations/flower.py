@@ -1,40 +1,41 @@
-"""Any fssl algorithm as a Flower app (`pip install -e '.[flower]'`): a ServerApp whose strategy runs the
-algorithm's server hooks, and a ClientApp whose client trains with its local hooks on its own partition.
+"""Any fssl algorithm as a Flower app: `flwr run flower-app` (the app's pyproject names `server` and `client`).
 
-    from fssl_core.integrations.flower import simulate
-    rows, state = simulate(RunConfig(algorithm="fedsiam_d", dataset="mnist", clients=10, clients_per_round=3))
-
-or, from a shell, `python -m fssl_core.integrations.flower algorithm=fedavg clients=10 ...` (the same
-key=value pairs as `python -m fssl_core run`).
-
-How the work is split, so that a round computes what fssl's engine computes (engine.Federation.run_round):
-- The ServerApp holds the run's state. Per round, `FsslStrategy.configure_train` runs the server's hooks
-  before the round (`Federation.server_begin`), samples the clients from the (seed, round) stream, and sends
-  each the algorithm's download payload. `aggregate_train` puts the uploads back in client order and runs
-  aggregation, the server's hooks after it, and the round's metrics (`Federation.server_end`: the test set
-  is evaluated at the server, as fssl does; the traffic counted as fssl counts it, from the payloads).
+How a round is split, so that it computes what fssl's engine computes (engine.Federation.run_round):
+- The ServerApp claims the run in fssl's run store (a finished run is read back, a started one resumes from
+  its checkpoint) and holds its state. Per round, `FsslStrategy.configure_train` runs the server's hooks
+  before the round, samples the clients from the (seed, round) stream and sends each its download payload;
+  `aggregate_train` puts the uploads back in client order, aggregates, runs the server's hooks after it and
+  records the round's row and checkpoint, as the engine's trainer does. The round's test metrics (the global
+  model on the test set, at the server, as fssl evaluates) are Flower's server-side evaluate metrics.
 - Supernode k holds client k's partition (its `partition-id`); the server sends client k's payload to the
-  node that says it holds client k. The ClientApp builds the run's data and partition once per process and
-  runs `Federation.train_client`: the client's local training on its own (seed, round, client) stream.
-- Payloads cross as ArrayRecords, nested keys joined by '/', every tensor as it is (float32, int64).
+  node that says it holds client k. The ClientApp builds the run's data once per process and runs
+  `Federation.train_client`: client k's local training on its own (seed, round, client) stream.
+- Payloads cross as an ArrayRecord (tensors as they are, nested keys joined by '/') and a ConfigRecord (a
+  payload's numbers that are not tensors, e.g. SemiFL's selection rate), so each side sees the other's objects.
 
-Flower's simulation engine (Ray) runs it on one machine here; the same ServerApp and ClientApp objects run on
-Flower's deployment runtime (SuperLink/SuperNodes), which is not tested here. A Flower run trains clients
-one after another, as fssl's sequential trainer does, each process on one CPU thread: on CPU its per-round
-accuracy and final weights equal those of fssl's engine with trainer='sequential' (tests/test_flower.py).
+A Flower client trains alone, one after another: the app's runs are the engine's `trainer='sequential'`
+runs, with the same run identity and records (env.json's `executor` says "flower"); `trainer='cohort'`, and
+'auto' where the engine would train a cohort, are refused. On CPU every round's metrics and the final state
+equal the engine's (tests/test_flower.py). The run's configuration is the app's run config: every RunConfig
+field (pyproject's [tool.flwr.app.config], tested to hold RunConfig's defaults), `runs` (the store; "" for
+$FSSL_RUNS or ./runs) and `progress`.
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
 from ..algorithms.base import Payload, State, Upload
-from ..run_config import RunConfig
+from ..config import ConfigError
 from ..engine.federation import Federation, payload_bytes
+from ..learning.training import Diverged
+from ..run_config import RunConfig
+from ..store import DIVERGED, OK, RunStore, describe
+from ..store.run_store import RunRecorder, RunResult
 
 try:
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
@@ -45,21 +46,27 @@ except ImportError:             # pragma: no cover - said once, where it is used
     raise ImportError("fssl_core.integrations.flower needs Flower: pip install -e '.[flower]'") from None
 
 SEP = "/"
-_federations: dict[str, Any] = {}       # run id -> Federation, one per process (data loaded once)
+EMPTY = SEP                                 # the ConfigRecord key of a payload's empty dicts
+EXECUTOR = "flower"
+APP_KEYS = ("runs", "progress")            # the app's run-config keys that are not RunConfig fields
+SCALARS = (bool, int, float)
+federations: dict[str, Federation] = {}    # run id -> Federation, one per process (its data loaded once)
 
 
-def _federation(cfg: RunConfig) -> Federation:
-    if cfg.run_id not in _federations:
+def federation(cfg: RunConfig) -> Federation:
+    if cfg.run_id not in federations:
         if cfg.device == "cpu":       # one thread, as trainer.train_batch trains: a reduction's order is fixed
             torch.set_num_threads(1)
-        _federations[cfg.run_id] = Federation.build(cfg)
-    return _federations[cfg.run_id]
+        federations[cfg.run_id] = Federation.build(cfg)
+    return federations[cfg.run_id]
 
 
 # --- payloads as records -------------------------------------------------------------------------------
-def pack(payload: Payload) -> tuple[ArrayRecord, list[str]]:
-    """A nested dict of tensors as an ArrayRecord (keys joined by '/'), and the paths of its empty dicts."""
+def pack(payload: Payload) -> tuple[ArrayRecord, ConfigRecord]:
+    """A nested dict as an ArrayRecord of its tensors and a ConfigRecord of its numbers (keys joined by '/'),
+    with the paths of its empty dicts under the ConfigRecord key EMPTY (a path never is: keys hold no '/')."""
     arrays: dict[str, Array] = {}
+    numbers: dict[str, Any] = {}
     empty: list[str] = []
 
     def walk(node: Any, path: str) -> None:
@@ -67,19 +74,24 @@ def pack(payload: Payload) -> tuple[ArrayRecord, list[str]]:
             if not node:
                 empty.append(path)
             for key, value in node.items():
-                if SEP in key:
-                    raise ValueError(f"payload key {key!r} holds {SEP!r}, which the Flower adapter joins keys with")
+                if not isinstance(key, str) or SEP in key or not key:
+                    raise ValueError(f"payload key {key!r} at {path!r}: a payload's keys are non-empty strings "
+                                     f"without {SEP!r}, which the Flower adapter joins keys with")
                 walk(value, f"{path}{SEP}{key}" if path else key)
         elif isinstance(node, torch.Tensor):
             arrays[path] = Array.from_torch_tensor(node.detach().cpu())
+        elif isinstance(node, SCALARS):
+            numbers[path] = node
         else:
-            raise TypeError(f"payload {path!r}: a {type(node).__name__}; a payload holds dicts of tensors only")
+            raise TypeError(f"payload {path!r}: a {type(node).__name__}; a payload holds dicts of tensors, "
+                            "bools, ints and floats")
 
     walk(payload, "")
-    return ArrayRecord(array_dict=arrays), empty
+    numbers[EMPTY] = empty
+    return ArrayRecord(array_dict=arrays), ConfigRecord(numbers)
 
 
-def unpack(record: ArrayRecord, empty: list[str], device: torch.device) -> Payload:
+def unpack(arrays: ArrayRecord, numbers: ConfigRecord, device: torch.device) -> Payload:
     out: Payload = {}
 
     def place(path: str, value: Any) -> None:
@@ -89,31 +101,58 @@ def unpack(record: ArrayRecord, empty: list[str], device: torch.device) -> Paylo
             node = node.setdefault(key, {})
         node[leaf] = value
 
-    for path in empty:
+    for path in numbers[EMPTY]:
         if path:
             place(path, {})
-    for path, array in record.items():
+    for path, value in numbers.items():
+        if path != EMPTY:
+            place(path, value)
+    for path, array in arrays.items():
         place(path, torch.from_numpy(array.numpy().copy()).to(device))
     return out
 
 
+# --- the run's configuration -----------------------------------------------------------------------------
+def app_config(run_config: Mapping[str, Any]) -> tuple[RunConfig, RunStore, bool]:
+    """The RunConfig, run store and progress flag that a Flower run config (the app's defaults with the
+    `--run-config` overrides) names. Refuses a key that is neither a RunConfig field nor one of APP_KEYS."""
+    fields = RunConfig().to_dict()
+    unknown = sorted(set(run_config) - set(fields) - set(APP_KEYS))
+    if unknown:
+        raise ConfigError(f"Flower run config: {', '.join(unknown)}: not RunConfig fields nor {', '.join(APP_KEYS)}")
+    # a value equal to RunConfig's default is left to RunConfig, whose defaults may follow other fields (the
+    # network follows the data set): the app's config lists every field, so each arrives, changed or not
+    cfg = RunConfig.from_dict({k: v for k, v in run_config.items() if k in fields and v != fields[k]})
+    runs = str(run_config.get("runs", ""))
+    return cfg, RunStore(runs or None), bool(run_config.get("progress", True))
+
+
+def refuse_cohort(cfg: RunConfig, fed: Federation) -> None:
+    if fed.cohort:
+        raise ConfigError(f"RunConfig.trainer={cfg.trainer!r}: the engine trains this run's clients as one cohort, "
+                          "and a Flower client trains alone; use trainer='sequential'")
+
+
 # --- the server ----------------------------------------------------------------------------------------
 class FsslStrategy(Strategy):
-    """A Flower strategy that runs an fssl algorithm's server side; it holds the run's state and rows."""
+    """A Flower strategy that runs an fssl algorithm's server side for one run and records it: it holds
+    the run's state, and reports each round to the run's recorder (rounds continue after its checkpoint)."""
 
-    def __init__(self, cfg: RunConfig, progress: bool = True):
-        self.cfg = cfg
-        self.fed = _federation(cfg)
-        self.state: State = self.fed.initial_state()
-        self.rows: list[dict[str, Any]] = []
+    def __init__(self, recorder: RunRecorder, progress: bool = True):
+        self.recorder, self.cfg = recorder, recorder.cfg
+        self.fed = federation(self.cfg)
+        refuse_cohort(self.cfg, self.fed)
+        self.state: State = recorder.start(self.fed.device, self.fed.initial_state, self.fed.data.digest,
+                                           executor=EXECUTOR)
+        self.done = recorder.next_round - 1          # rounds recorded before this start (a resumed run)
         self.progress = progress
-        self._node_of: dict[int, int] = {}          # client -> node id
-        self._round_start = 0.0
-        self._downloaded = 0
+        self.node_of: dict[int, int] = {}            # client -> node id
+        self.round_start = 0.0
+        self.downloaded = 0
 
     def summary(self) -> None:
-        print(f"[flower] fssl {self.cfg.algorithm} on {self.cfg.dataset}: {self.cfg.clients} clients, "
-              f"{self.cfg.clients_per_round} a round, {self.cfg.rounds} rounds", file=sys.stderr)
+        print(f"[flower] fssl {describe(self.cfg)}: {self.cfg.clients} clients, {self.cfg.clients_per_round} a "
+              f"round, rounds {self.done + 1}..{self.cfg.rounds}", file=sys.stderr)
 
     def locate_clients(self, grid: Grid, wait: float = 120.0) -> None:
         """Ask every node which client's partition it holds (once `clients` nodes have joined)."""
@@ -124,125 +163,130 @@ class FsslStrategy(Strategy):
         for reply in grid.send_and_receive(asks):
             if reply.has_error():
                 raise RuntimeError(f"[flower] node {reply.metadata.src_node_id}: {reply.error.reason}")
-            self._node_of[int(reply.content["config"]["client"])] = reply.metadata.src_node_id
-        missing = sorted(set(range(self.cfg.clients)) - set(self._node_of))
+            self.node_of[int(reply.content["config"]["client"])] = reply.metadata.src_node_id
+        missing = sorted(set(range(self.cfg.clients)) - set(self.node_of))
         if missing:
-            raise RuntimeError(f"[flower] no node holds clients {missing}: run {self.cfg.clients} supernodes")
+            raise ConfigError(f"[flower] no node holds clients {missing[:5]}{'...' if len(missing) > 5 else ''}: "
+                              f"the federation needs num-supernodes >= clients={self.cfg.clients}")
 
     def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
                         grid: Grid) -> list[Message]:
-        if not self._node_of:
+        if not self.node_of:
             self.locate_clients(grid)
-        fed, algo, round = self.fed, self.fed.algorithm, server_round
-        self._round_start = time.perf_counter()
+        fed, algo, round = self.fed, self.fed.algorithm, self.done + server_round
+        self.round_start = time.perf_counter()
         fed.server_begin(self.state, round)
         participations = fed.participations(round)
-        messages, self._downloaded = [], 0
+        messages, self.downloaded = [], 0
         for client in fed.sample_clients(round):
             payload = algo.download(self.state, round, client)
-            self._downloaded += payload_bytes(payload)
-            record, empty = pack(payload)
-            content = RecordDict({"payload": record, "config": ConfigRecord({
+            self.downloaded += payload_bytes(payload)
+            tensors, numbers = pack(payload)
+            content = RecordDict({"payload": tensors, "numbers": numbers, "config": ConfigRecord({
                 "run": json.dumps(self.cfg.to_dict()), "round": round, "client": client,
-                "participation": int(participations[client]), "empty": empty})})
-            messages.append(Message(content=content, dst_node_id=self._node_of[client], message_type="train"))
+                "participation": int(participations[client])})})
+            messages.append(Message(content=content, dst_node_id=self.node_of[client], message_type="train"))
         return messages
 
     def aggregate_train(self, server_round: int, replies) -> tuple[ArrayRecord | None, MetricRecord | None]:
-        uploads: list[Upload] = []
+        round, uploads = self.done + server_round, []
         for reply in replies:
             if reply.has_error():
-                raise RuntimeError(f"[flower] round {server_round}, node {reply.metadata.src_node_id}: "
-                                   f"{reply.error.reason}")
+                reason = reply.error.reason
+                if Diverged.__name__ in reason:
+                    raise Diverged(reason)
+                raise RuntimeError(f"[flower] round {round}, node {reply.metadata.src_node_id}: {reason}")
             info = reply.content["config"]
-            uploads.append(Upload(int(info["client"]), unpack(reply.content["payload"], list(info["empty"]),
+            uploads.append(Upload(int(info["client"]), unpack(reply.content["payload"], reply.content["numbers"],
                                                               self.fed.device),
                                   int(info["num_labeled"]), int(info["num_unlabeled"]),
                                   dict(reply.content["stats"]), int(info["participation"])))
         uploads.sort(key=lambda u: u.client)       # the engine's order: sample_clients is sorted
-        self.state, row = self.fed.server_end(self.state, server_round, uploads, self._downloaded)
-        row["seconds"] = time.perf_counter() - self._round_start
-        self.rows.append(row)
+        self.state, row = self.fed.server_end(self.state, round, uploads, self.downloaded)
+        row["seconds"] = time.perf_counter() - self.round_start
+        self.recorder.record_round(round, self.state, row)
         if self.progress:
             shown = f", accuracy {row['accuracy']:.2f}%" if "accuracy" in row else ""
-            print(f"[flower] round {server_round}/{self.cfg.rounds}{shown}, {row['seconds']:.1f} s", file=sys.stderr)
-        metrics = {k: v for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        return pack(self.fed.algorithm.eval_tensors(self.state))[0], MetricRecord(metrics)
+            print(f"[flower] round {round}/{self.cfg.rounds}{shown}, {row['seconds']:.1f} s", file=sys.stderr)
+        trained = {k: v for k, v in row.items() if _number(v) and not _evaluated(k)}
+        return pack(self.fed.algorithm.eval_tensors(self.state))[0], MetricRecord(trained)
+
+    def evaluate(self, server_round: int, arrays: ArrayRecord) -> MetricRecord | None:
+        """The round's test metrics, as Flower's server-side evaluation (fssl evaluates at the server, in
+        server_end; this reports what it measured)."""
+        if server_round == 0 or not self.recorder.rows:
+            return None
+        tested = {k: v for k, v in self.recorder.rows[-1].items() if _number(v) and _evaluated(k)}
+        return MetricRecord(tested) if tested else None
 
     def configure_evaluate(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
                            grid: Grid) -> list[Message]:
-        return []           # fssl evaluates the global model on the test set, at the server
+        return []           # no client-side evaluation: fssl evaluates the global model at the server
 
     def aggregate_evaluate(self, server_round: int, replies) -> MetricRecord | None:
         return None
 
+    def finish(self, status: str = OK, failure: dict | None = None) -> RunResult:
+        return self.recorder.finish(status, failure, self.fed.model_parameters, self.fed.num_classes)
 
-def server_app(strategy: FsslStrategy) -> ServerApp:
-    app = ServerApp()
 
-    @app.main()
-    def main(grid: Grid, context: Context) -> None:
-        strategy.start(grid, ArrayRecord(), num_rounds=strategy.cfg.rounds)
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
-    return app
+
+def _evaluated(key: str) -> bool:
+    return key == "accuracy" or key.startswith("test_")
+
+
+def run_federated(grid: Grid, cfg: RunConfig, store: RunStore, progress: bool = True) -> RunResult:
+    """Train `cfg` on the grid's nodes into `store`: the finished run read back, else trained (resumed from
+    its checkpoint) and recorded as the engine records it. A loss that became NaN ends it as diverged."""
+    with store.claim(cfg) as claimed:
+        if isinstance(claimed, RunResult):
+            return claimed
+        strategy = FsslStrategy(claimed, progress)
+        try:
+            strategy.start(grid, ArrayRecord(), num_rounds=cfg.rounds - strategy.done, evaluate_fn=strategy.evaluate)
+        except Diverged as err:
+            return strategy.finish(DIVERGED, {"round": claimed.next_round, "reason": str(err)})
+        return strategy.finish()
+
+
+server = ServerApp()
+
+
+@server.main()
+def serve(grid: Grid, context: Context) -> None:
+    cfg, store, progress = app_config(context.run_config)
+    result = run_federated(grid, cfg, store, progress)
+    print(f"[flower] {describe(cfg)}: {result.status}, accuracy {result.accuracy}%, run {cfg.run_id} in "
+          f"{store.root}", file=sys.stderr)
 
 
 # --- the clients ---------------------------------------------------------------------------------------
-def client_app() -> ClientApp:
-    app = ClientApp()
-
-    @app.query()
-    def where(msg: Message, context: Context) -> Message:
-        return Message(content=RecordDict({"config": ConfigRecord({"client": int(context.node_config["partition-id"])})}),
-                       reply_to=msg)
-
-    @app.train()
-    def train(msg: Message, context: Context) -> Message:
-        info = msg.content["config"]
-        client = int(info["client"])
-        if client != int(context.node_config["partition-id"]):
-            raise RuntimeError(f"node holding client {context.node_config['partition-id']} was sent client {client}")
-        cfg = RunConfig.from_dict(json.loads(str(info["run"])))
-        fed = _federation(cfg)
-        payload = unpack(msg.content["payload"], list(info["empty"]), fed.device)
-        upload = fed.train_client(int(info["round"]), client, payload, int(info["participation"]))
-        record, empty = pack(upload.payload)
-        return Message(content=RecordDict({
-            "payload": record, "stats": MetricRecord({k: float(v) for k, v in upload.stats.items()}),
-            "config": ConfigRecord({"client": client, "num_labeled": upload.num_labeled,
-                                    "num_unlabeled": upload.num_unlabeled, "participation": upload.participations,
-                                    "empty": empty})}), reply_to=msg)
-
-    return app
+client = ClientApp()
 
 
-def simulate(cfg: RunConfig, progress: bool = True, backend_config: dict | None = None
-             ) -> tuple[list[dict[str, Any]], State]:
-    """Run `cfg` in Flower's simulation engine, one supernode per client; return the per-round metric rows
-    (as fssl's metrics.jsonl has them) and the final server state."""
-    from flwr.simulation import run_simulation
-    if cfg.trainer == "cohort":
-        raise ValueError(f"RunConfig.trainer={cfg.trainer!r}: a Flower client trains alone; use 'sequential' or 'auto'")
-    strategy = FsslStrategy(cfg, progress=progress)
-    run_simulation(server_app=server_app(strategy), client_app=client_app(), num_supernodes=cfg.clients,
-                   backend_config=backend_config or {"client_resources": {"num_cpus": 1, "num_gpus": 0.0}},
-                   verbose_logging=False)
-    if len(strategy.rows) != cfg.rounds:
-        raise RuntimeError(f"[flower] the simulation ended after {len(strategy.rows)} of {cfg.rounds} rounds "
-                           "(Flower's log above says why)")
-    return strategy.rows, strategy.state
+@client.query()
+def where(msg: Message, context: Context) -> Message:
+    return Message(content=RecordDict({"config": ConfigRecord({"client": int(context.node_config["partition-id"])})}),
+                   reply_to=msg)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from ..config import key_value_pairs
-    cfg = RunConfig.from_strings(key_value_pairs(sys.argv[1:] if argv is None else argv))
-    start = time.perf_counter()
-    rows, _ = simulate(cfg)
-    final = next((r["accuracy"] for r in reversed(rows) if "accuracy" in r), None)
-    print(f"[flower] {cfg.algorithm} {cfg.dataset}: {cfg.rounds} rounds in {time.perf_counter() - start:.0f} s, "
-          f"final accuracy {final}%")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+@client.train()
+def train(msg: Message, context: Context) -> Message:
+    info = msg.content["config"]
+    client_id = int(info["client"])
+    if client_id != int(context.node_config["partition-id"]):
+        raise RuntimeError(f"node holding client {context.node_config['partition-id']} was sent client {client_id}")
+    cfg = RunConfig.from_dict(json.loads(str(info["run"])))
+    fed = federation(cfg)
+    payload = unpack(msg.content["payload"], msg.content["numbers"], fed.device)
+    upload = fed.train_client(int(info["round"]), client_id, payload, int(info["participation"]))
+    tensors, numbers = pack(upload.payload)
+    return Message(content=RecordDict({
+        "payload": tensors, "numbers": numbers,
+        "stats": MetricRecord({k: float(v) for k, v in upload.stats.items()}),
+        "config": ConfigRecord({"client": client_id, "num_labeled": upload.num_labeled,
+                                "num_unlabeled": upload.num_unlabeled, "participation": upload.participations})}),
+        reply_to=msg)

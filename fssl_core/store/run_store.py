@@ -155,18 +155,20 @@ class RunRecorder:
         self.rows: list[dict[str, Any]] = []
 
     def start(self, device: torch.device, initial_state: Callable[[], Any], data_digest: str | None,
-              batch: int = 1) -> Any:
+              batch: int = 1, executor: str = "engine") -> Any:
         """The state training (re)starts from: the checkpoint's if it proves itself (metrics.jsonl cut to
         its rows; rows past it are redone, identically), else `initial_state()` with round 0's checkpoint
         written, so a run diverging in round 1 has one. Writes config.json and, for a run with rounds left,
-        env.json (`batch`: how many runs were trained together with it, informative)."""
+        env.json (`batch`: how many runs were trained together with it; `executor`: what trained it, fssl's
+        engine or an integration such as Flower; both informative)."""
         start = self._resume_point(device, initial_state)
         self.damage = None       # named and moved aside: a second start (a batch's run going on alone) resumes quietly
         cfg, d = self.cfg, self.dir
         self.rows = start.rows
         atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
         if len(self.rows) < cfg.rounds:
-            atomic_write_text(d / ENV, json.dumps(_environment(cfg, data_digest, batch), indent=2, sort_keys=True))
+            env = _environment(cfg, data_digest, batch, executor)
+            atomic_write_text(d / ENV, json.dumps(env, indent=2, sort_keys=True))
         if start.saved is None:
             save_checkpoint(d, cfg, 0, start.state, self.rows)
         return start.state
@@ -260,7 +262,7 @@ def record_files(root: Path | str | None = None) -> list[Path]:
     return files
 
 
-def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1) -> dict:
+def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1, executor: str = "engine") -> dict:
     """Where the run was trained, and on which data: `data_digest` is the content digest of the data set's
     files as verified at load (data.datasets.data_digest; None for the synthetic set). Informative, like the
     rest of env.json: the run id does not hash the data, which load_dataset verifies against the official
@@ -268,6 +270,7 @@ def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1)
     env = {
         "fssl_core": __version__, "torch": torch.__version__, "python": sys.version.split()[0],
         "platform": platform.platform(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "executor": executor,
     }
     if data_digest is not None:
         env["data"] = {cfg.dataset: data_digest}

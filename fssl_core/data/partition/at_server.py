@@ -132,16 +132,16 @@ def server_lda_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     server_balanced=True. Lines 51 and 58: "For the CIFAR10 dataset, every client has 500 data
     samples after the partition" under Dir = 0.1, so client sizes are equal.
 
-    Construction: the LDA split of Hsu et al. 2019 as implemented by Flower's
-    `flwr.dataset.utils.common.create_lda_partitions` (Qiu et al. 2022 are Flower authors):
-    client sizes as equal as possible; each client k draws class proportions
+    Construction: the LDA split of Hsu et al. 2019 as Flower uses it (Qiu et al. 2022 are Flower
+    authors): client sizes as equal as possible; each client k draws class proportions
     q_k ~ Dir(α·1_C) (α per class, as Flower; Hsu et al. write Dir(α·p) with p the class prior);
     clients in order 0..K−1 take their samples without replacement, class counts drawn
     multinomially from q_k, and when a class runs out its excess draws are redrawn from q_k
     renormalized over the classes that still have samples (uniformly if q_k puts no mass on them).
-    Flower draws one sample at a time with the same rule (plus a 1e-5 smoothing); drawing counts in
-    one multinomial and redrawing the excess is the same process in distribution, up to that
-    smoothing, and is fast.
+    Flower Datasets' `flwr_datasets.partitioner.InnerDirichletPartitioner` (partition_sizes equal,
+    alpha=α) draws q_k likewise, then one sample at a time for a client picked uniformly among those
+    not yet full, with the same renormalization: its clients fill side by side, not in order, so the
+    two processes differ only once a class runs out, in which clients then get the classes left.
     """
     name = 'server_lda'
     check_alpha(name, dirichlet_alpha)

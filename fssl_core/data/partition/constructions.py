@@ -159,7 +159,7 @@ def dirichlet_over_clients(name, labels, pool, num_classes, num_clients, alpha, 
 
 
 def lda_equal_sizes(labels, pool, num_classes, num_clients, alpha, rng) -> list[np.ndarray]:
-    """Hsu et al. / Flower LDA: equal client sizes, per-client class mix q_k ~ Dir(α·1_C)."""
+    """Hsu et al.'s LDA: equal client sizes, per-client class mix q_k ~ Dir(α·1_C)."""
     pool_labels = labels[pool]
     available = np.bincount(pool_labels, minlength=num_classes)
     sizes = [part.size for part in np.array_split(np.empty(pool.size), num_clients)]

@@ -1,0 +1,154 @@
+"""fssl's partitions as Flower Datasets partitioners (`pip install -e '.[flower]'`), over a local Dataset.
+
+    from fssl_core.integrations.flower_datasets import FsslPartitioner
+    partitioner = FsslPartitioner("noniid2", num_partitions=100, seed=0, labeled_ratio=0.1)
+    partitioner.dataset = train         # a datasets.Dataset whose "label" column is a ClassLabel
+    client = partitioner.load_partition(3)    # client 3's rows; its column "labeled" marks the labeled ones
+    server = partitioner.server_set()         # the server's labeled rows (labels-at-server partitions)
+
+`FsslPartitioner(name, ...)` reaches every partition of `fssl_core.data.partition.PARTITIONS`, with
+build_partition's arguments by keyword; `partitioner_for(cfg)` is the partitioner a RunConfig trains on and
+`training_set(cfg)` that run's training set as a `datasets.Dataset`, from fssl's arrays (no hub access).
+
+The partition is build_partition over the dataset's label column, computed once, on first use. Client k's
+rows are its labeled indices, then its unlabeled ones, each in fssl's order (sorted; a streamed client's
+unlabeled rows in stream order, whose round r part `partitioner.partition.unlabeled_in_round(k, r)` gives). Every row keeps its true label, as fssl's data does (fssl's engine hides the labels of unlabeled
+rows): a client trains on the labels of rows with labeled=True only. Flower's partition ids are the clients,
+0..num_partitions-1; the server's set has no id, `server_set()` gives it (no rows for labels-at-client
+partitions). `partition` is fssl's `Partition` itself, for its index arrays. Through Flower's
+`FederatedDataset`, pass shuffle=False: it shuffles the set (seed 42) before partitioning by default, and
+the rows are then not those fssl's indices name.
+"""
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from ..data.datasets import load_dataset, resplit, shape_of
+from ..data.partition import PARTITIONS, Partition, PartitionError, build_partition, partition_arguments
+from ..data.partition.checks import check_int
+from ..run_config import RunConfig
+
+try:
+    import datasets
+    from flwr_datasets.partitioner import Partitioner
+except ImportError:             # pragma: no cover - said once, where it is used
+    raise ImportError("fssl_core.integrations.flower_datasets needs Flower Datasets: "
+                      "pip install -e '.[flower]'") from None
+
+LABELED = "labeled"   # the boolean column load_partition and server_set add: the row's label may be trained on
+
+
+class FsslPartitioner(Partitioner):
+    """fssl's partition `partition` (one of PARTITIONS) over `num_partitions` clients, as a Flower partitioner.
+
+    Keyword arguments past the listed ones are build_partition's optional arguments that the partition
+    reads (`partition_arguments(partition)`: labeled_ratio, dirichlet_alpha, ...). num_classes defaults to
+    the label column's ClassLabel size; it is asked for otherwise, since a class absent from the labels
+    still changes how a partition draws (per-class Dirichlet draws, a class-balanced server set).
+    """
+
+    def __init__(self, partition: str, *, num_partitions: int, seed: int, num_classes: int | None = None,
+                 partition_by: str = "label", **arguments: Any) -> None:
+        super().__init__()
+        where = "FsslPartitioner"
+        if partition not in PARTITIONS:
+            raise PartitionError(f"{where}: partition={partition!r} must be one of {', '.join(map(repr, PARTITIONS))}")
+        reads = partition_arguments(partition)
+        for param, value in arguments.items():
+            if param not in reads:
+                raise PartitionError(f"{where}({partition!r}): {param}={value!r} is not an argument of this "
+                                     f"partition; it reads {', '.join(reads)}")
+        check_int(where, "num_partitions", num_partitions, 1)
+        check_int(where, "seed", seed, 0)
+        if num_classes is not None:
+            check_int(where, "num_classes", num_classes, 1)
+        self.name, self.seed, self.arguments = partition, int(seed), dict(arguments)
+        self._num_partitions, self._num_classes, self._partition_by = int(num_partitions), num_classes, partition_by
+        self._partition: Partition | None = None
+        self._flagged: datasets.Dataset | None = None
+
+    @property
+    def num_partitions(self) -> int:
+        return self._num_partitions
+
+    @property
+    def partition(self) -> Partition:
+        """fssl's Partition of the assigned dataset (built on first use, then kept)."""
+        if self._partition is None:
+            self._build()
+        return self._partition
+
+    def load_partition(self, partition_id: int) -> datasets.Dataset:
+        """Client `partition_id`'s rows: its labeled ones (labeled=True), then its unlabeled ones."""
+        if not isinstance(partition_id, Integral) or isinstance(partition_id, bool) \
+                or not 0 <= partition_id < self._num_partitions:
+            raise PartitionError(f"FsslPartitioner.load_partition: partition_id={partition_id!r} must be an int "
+                                 f"within [0, {self._num_partitions - 1}] (a client; the server's set is server_set())")
+        split = self.partition.clients[int(partition_id)]
+        return self._flagged.select(np.concatenate([split.labeled, split.unlabeled]))
+
+    def server_set(self) -> datasets.Dataset:
+        """The server's labeled rows (all labeled=True), sorted; no rows for a labels-at-client partition."""
+        server = self.partition.server_labeled
+        return self._flagged.select(server)
+
+    def _build(self) -> None:
+        where = f"FsslPartitioner({self.name!r})"
+        dataset, column = self.dataset, self._partition_by
+        if column not in dataset.column_names:
+            raise PartitionError(f"{where}: partition_by={column!r} must be a column of the dataset; "
+                                 f"its columns: {', '.join(dataset.column_names)}")
+        if LABELED in dataset.column_names:
+            raise PartitionError(f"{where}: the dataset has a column {LABELED!r}, the name of the column this "
+                                 f"partitioner adds; rename it (Dataset.rename_column)")
+        num_classes = self._num_classes
+        if num_classes is None:
+            feature = dataset.features[column]
+            if not isinstance(feature, datasets.ClassLabel):
+                raise PartitionError(f"{where}: num_classes=None needs column {column!r} to be a ClassLabel "
+                                     f"(it is {feature!r}); give num_classes")
+            num_classes = feature.num_classes
+        labels = dataset.with_format("numpy", columns=[column])[:][column]
+        partition = build_partition(self.name, labels, num_classes=num_classes, num_clients=self._num_partitions,
+                                    seed=self.seed, **self.arguments)
+        # Each row belongs to one party at most, so whether its label may be used is a property of the
+        # row: one column on the whole dataset, and a client's rows are a plain select (no copy).
+        flags = np.zeros(len(labels), dtype=bool)
+        flags[partition.server_labeled] = True
+        for split in partition.clients:
+            flags[split.labeled] = True
+        self._flagged = dataset.add_column(LABELED, flags)
+        self._partition = partition
+
+
+def partition_arguments_of(cfg: RunConfig) -> dict[str, Any]:
+    """build_partition's optional arguments for `cfg`, as fssl's engine passes them
+    (engine.Federation.partition_of): at the server a count (server_labeled > 0) replaces the ratio γ."""
+    fields = {name: getattr(cfg, name) for name in partition_arguments(cfg.partition)}
+    if "server_labeled" in fields:
+        if cfg.server_labeled > 0:
+            fields["labeled_ratio"] = None
+        else:
+            fields["server_labeled"] = None
+    return fields
+
+
+def partitioner_for(cfg: RunConfig) -> FsslPartitioner:
+    """The partitioner of the run `cfg`: over `training_set(cfg)` it gives the clients fssl's engine trains."""
+    return FsslPartitioner(cfg.partition, num_partitions=cfg.clients, seed=cfg.seed,
+                           num_classes=shape_of(cfg.dataset).num_classes, **partition_arguments_of(cfg))
+
+
+def training_set(cfg: RunConfig) -> datasets.Dataset:
+    """The training set run `cfg` partitions (resplit where cfg asks) as columns "image" (float32 [C, H, W]
+    in [0, 1], fssl's tensors) and "label" (a ClassLabel), loaded by fssl (FSSL_DATA), never from a hub."""
+    data = load_dataset(cfg.dataset, device="cpu")
+    if cfg.resplit_train:
+        data = resplit(data, cfg.resplit_train, cfg.resplit_test, cfg.seed)
+    images = data.train_x.numpy()
+    features = datasets.Features({"image": datasets.Array3D(shape=images.shape[1:], dtype="float32"),
+                                  "label": datasets.ClassLabel(num_classes=data.num_classes)})
+    return datasets.Dataset.from_dict({"image": images, "label": data.train_y.numpy()}, features=features)
