@@ -36,9 +36,10 @@ def cmd_run(args) -> int:
     from .store import OK, RunStore, describe
     from .engine.trainer import train
     cfg = RunConfig.from_strings(key_value_pairs(args.pairs))
+    tracker = tracker_of(args)
     try:
         with sigterm_as_interrupt():
-            result = train(cfg, RunStore(args.runs), progress=not args.quiet)
+            result = train(cfg, RunStore(args.runs), progress=not args.quiet, tracker=tracker)
     except KeyboardInterrupt:
         # as reproduce does: the run's checkpoint holds its last finished round, and the same command resumes
         print(f"\n[run] interrupted: {describe(cfg)} resumes from its last checkpoint when the same command is "
@@ -46,6 +47,30 @@ def cmd_run(args) -> int:
         raise SystemExit(130)
     print(json.dumps(result.summary, sort_keys=True) if args.json else run_line(describe(cfg), result.summary))
     return 0 if result.summary["status"] == OK else NOT_A_RESULT
+
+
+def tracker_of(args):
+    """The tracker `--track` asks for (integrations/mlflow_track.py), or None. Not a RunConfig field: tracking
+    changes nothing a run computes, so it is no part of the run's identity or config.json."""
+    if args.track is None:
+        options = (("--track-uri", args.track_uri), ("--track-experiment", args.track_experiment))
+        given = [flag for flag, value in options if value is not None]
+        if given:
+            raise ConfigError(f"{', '.join(given)}: given without --track mlflow, which they configure")
+        return None
+    from .integrations.mlflow_track import MlflowTracker
+    return MlflowTracker(args.track_uri or "sqlite:///mlflow.db", args.track_experiment or "fssl")
+
+
+def add_track_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--track", choices=("mlflow",), default=None,
+                        help="log each run to MLflow while it trains: every round as it ends, the summary, tags and "
+                             "params (fssl_core/integrations/mlflow_track.py; needs pip install -e '.[mlflow]')")
+    parser.add_argument("--track-uri", default=None, metavar="URI",
+                        help="with --track mlflow: the tracking URI (default sqlite:///mlflow.db, the file `mlflow ui` "
+                             "opens in this folder)")
+    parser.add_argument("--track-experiment", default=None, metavar="NAME",
+                        help="with --track mlflow: the MLflow experiment (default fssl)")
 
 
 def run_line(what: str, s: dict) -> str:
@@ -156,7 +181,8 @@ def cmd_reproduce(args) -> None:
     try:
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
                   executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run,
-                  replace_figures=args.replace_figures, train_only=args.train_only, replace=args.replace)
+                  replace_figures=args.replace_figures, train_only=args.train_only, replace=args.replace,
+                  tracker=tracker_of(args))
     except RunsFailed as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1)
@@ -182,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--json", action="store_true", help="print the run's summary as one line of JSON (for scripts)")
+    add_track_options(run)
     run.set_defaults(func=cmd_run)
     records = sub.add_parser(
         "records", help="list the records of every finished run (no checkpoints), one path a line: what a batch "
@@ -220,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     fp.set_defaults(func=cmd_fingerprint)
     exp = sub.add_parser(
         "export", help="export the store's finished runs to a tracking tool: `export mlflow` logs each proven run as "
-                       "an MLflow run (config as params, per-round metrics by round, result.json and env.json as "
-                       "artifacts); idempotent; needs pip install -e '.[mlflow]'")
+                       "an MLflow run (the settings it reads as params, per-round metrics by round, its summary, "
+                       "result.json and env.json as artifacts), as `run --track mlflow` does while training; "
+                       "idempotent; needs pip install -e '.[mlflow]'")
     exp.add_argument("target", choices=("mlflow",))
     exp.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     exp.add_argument("--uri", default="sqlite:///mlflow.db",
@@ -257,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                      help="the notebooks' results replace the published rows: a row averaged over more runs than "
                           "this run measured, and (without --param) a measured row outside this run's scope, are "
                           "dropped (named first). By default a republish drops no measured row and names what it kept")
+    add_track_options(rep)
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable

@@ -120,7 +120,8 @@ def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, A
 def reproduce(profile: str | None = None, only: str | None = None, device: str = "cpu",
               parameters: dict[str, Any] | None = None, workers: int | None = None,
               executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False,
-              replace_figures: bool = False, train_only: bool = False, replace: bool = False) -> Path | None:
+              replace_figures: bool = False, train_only: bool = False, replace: bool = False,
+              tracker: Any = None) -> Path | None:
     """Plan, train and execute the notebooks matching `only` at `profile` (None: $FSSL_PROFILE, else
     headline; profiles.job_profile) on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
@@ -132,17 +133,20 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
     by `parameters` replace the published ones (by default they stay: a slice may draw part of a figure).
     `train_only`: train the plan's runs and stop before any notebook runs; returns None.
     `replace`: a notebook's results replace the published rows they land on, and a whole-scope run's the
-    whole table, even where that drops measured rows (named first); by default none is dropped (report/publish.py)."""
+    whole table, even where that drops measured rows (named first); by default none is dropped (report/publish.py).
+    `tracker` (integrations.mlflow_track.MlflowTracker): follows the runs as they train (an option of the
+    executor) and gets each notebook's figures (`log_figures`)."""
     from .executors import executor_named, sigterm_as_interrupt
 
-    runner = executor_named(executor, workers=workers,
-                            **({} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}))
+    options = {} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}
+    runner = executor_named(executor, workers=workers, **options, **({} if tracker is None else {"tracker": tracker}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
-        return _reproduce(profile, only, device, parameters, runner, dry_run, replace_figures, train_only, replace)
+        return _reproduce(profile, only, device, parameters, runner, dry_run, replace_figures, train_only, replace,
+                          tracker)
 
 
 def _reproduce(profile, only, device, parameters, runner, dry_run=False,
-               replace_figures=False, train_only=False, replace=False) -> Path | None:
+               replace_figures=False, train_only=False, replace=False, tracker=None) -> Path | None:
     from .profiles import PROFILE_ENV, job_profile
 
     chosen, source = job_profile(profile)
@@ -152,7 +156,7 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
     os.environ[PROFILE_ENV] = chosen.name
     try:
         return _reproduce_at(chosen.name, source, only, device, parameters, runner, dry_run, replace_figures,
-                             train_only, replace)
+                             train_only, replace, tracker)
     finally:
         if before is None:
             os.environ.pop(PROFILE_ENV, None)
@@ -161,7 +165,7 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
 
 
 def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, replace_figures, train_only,
-                  replace) -> Path | None:
+                  replace, tracker=None) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
@@ -232,12 +236,16 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
             os.environ.pop(STAGING_ENV, None)
         seconds[nb.stem] = time.perf_counter() - start
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
+        if tracker is not None:       # the figures as the notebook drew them, before publish moves them
+            tracker.log_figures(nb.stem, profile, sorted(staging.rglob("*.png")), staging)
         # what a publish keeps against the notebook's file, or drops, is said before it writes
         publish(staging, narrowed=bool(parameters), replace_figures=replace_figures, replace=replace,
                 say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True),
                 rebuild=rebuilt_claim_rows)
         with exclusive(publish_lock()):           # drawn from the rows as published, not as another job writes them
-            redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
+            redrawn = redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
+        if tracker is not None and redrawn is not None:
+            tracker.log_figures(nb.stem, profile, [redrawn], project_root())
     with exclusive(publish_lock()):
         report = merge_results(profile, record_seconds(profile, seconds), far_cell_causes=far_cell_causes(),
                                claim_comparisons=claim_comparisons(), table_intros=table_intros(),

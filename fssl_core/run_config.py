@@ -50,6 +50,8 @@ ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batc
 SERVER_TRAINING_REVISION = 1
 
 _SHARED = settings_of(SharedFields)
+# the shared fields that are a partition's optional arguments (each partition reads some: partition_arguments)
+PARTITION_FIELDS = frozenset(name for partition in PARTITIONS for name in partition_arguments(partition))
 _CHOICES = {"algorithm": lambda: tuple(ALGORITHMS), "dataset": lambda: DATASETS,
             "model": lambda: (AUTO, *MODELS), "partition": lambda: PARTITIONS}
 
@@ -196,15 +198,24 @@ class RunConfig(SharedFields):
         behaviour, does not orphan the runs already in a store; changing what a run computes is a revision bump."""
         return self.identity_hash[:16]
 
+    def fields_read(self) -> dict[str, Any]:
+        """`to_dict` less the fields this run does not read: the algorithms' settings its algorithm ignores
+        (algorithms.ignored_settings), the partition fields its partition takes no argument of, and γ at the
+        server where a count N_s (server_labeled > 0) takes its place. The partition's rules hold the last two
+        at their defaults (data.partition.config_rules). The identity hashes what this returns, less
+        NOT_IN_IDENTITY and the defaults; MLflow shows it as the run's params (integrations/mlflow_fields.py)."""
+        ignored = ignored_settings(self.algorithm) | (PARTITION_FIELDS - set(partition_arguments(self.partition)))
+        if LABELS_AT[self.partition] == "server" and self.server_labeled > 0:
+            ignored |= {"labeled_ratio"}
+        return {k: v for k, v in self.to_dict().items() if k not in ignored}
+
     @property
     def identity_hash(self) -> str:
         """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
         stored file's `config_hash` must equal to belong to this run (store/integrity.py)."""
         algorithm = ALGORITHMS[self.algorithm]
-        ignored = ignored_settings(self.algorithm)
         initial = defaults()
-        identity = {k: v for k, v in self.to_dict().items()
-                    if k not in NOT_IN_IDENTITY and k not in ignored and v != initial[k]}
+        identity = {k: v for k, v in self.fields_read().items() if k not in NOT_IN_IDENTITY and v != initial[k]}
         if not algorithm.reads_unlabeled and self.partition in SAME_LABELED_SPLIT:
             identity["partition"] = SAME_LABELED_SPLIT[self.partition]     # the same computation: one run
         identity["revision"] = [ENGINE_REVISION, algorithm.revision]

@@ -207,7 +207,7 @@ def test_run_prints_one_short_line_or_json_and_exits_3_for_a_run_that_is_no_resu
     from fssl_core.engine import trainer
     from fssl_core.store import RunResult
     summary = _summary(status, accuracy)
-    monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True: RunResult(cfg, [], summary))
+    monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True, tracker=None: RunResult(cfg, [], summary))
     assert cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"]) == code
     line = capsys.readouterr().out
     assert line.count("\n") == 1 and len(line) < 200
@@ -225,7 +225,7 @@ def test_a_run_that_diverged_in_its_first_round_is_one_line(monkeypatch, tmp_pat
     from fssl_core.store import RunResult
     summary = {**_summary("diverged", None), "rounds": 0, "seconds_per_round": None, "upload_bytes": 0,
                "download_bytes": 0}
-    monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True: RunResult(cfg, [], summary))
+    monkeypatch.setattr(trainer, "train", lambda cfg, store, progress=True, tracker=None: RunResult(cfg, [], summary))
     assert cli.main(["run", "--quiet", "--runs", str(tmp_path), "rounds=50"]) == 3
     assert capsys.readouterr().out.endswith(": no accuracy, 0 rounds, 0.0 MB exchanged, status diverged -> "
                                             "runs/0123456789abcdef\n")
@@ -234,7 +234,7 @@ def test_a_run_that_diverged_in_its_first_round_is_one_line(monkeypatch, tmp_pat
 def test_an_interrupted_run_says_how_to_resume_and_exits_130_without_a_traceback(monkeypatch, tmp_path, capsys):
     from fssl_core.engine import trainer
 
-    def interrupted(cfg, store, progress=True):
+    def interrupted(cfg, store, progress=True, tracker=None):
         raise KeyboardInterrupt
     monkeypatch.setattr(trainer, "train", interrupted)
     with pytest.raises(SystemExit) as stop:

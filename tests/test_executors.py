@@ -29,7 +29,7 @@ def test_an_unknown_executor_is_refused_naming_the_value_and_the_allowed_names(m
     monkeypatch.delenv("FSSL_EXECUTOR", raising=False)
     with pytest.raises(ConfigError, match=r"executor='dask': must be one of local, ray \(also \$FSSL_EXECUTOR\)"):
         executor_named("dask")
-    with pytest.raises(ConfigError, match=r"nodes: not an option of executor='local' \(its options: batch, workers\)"):
+    with pytest.raises(ConfigError, match=r"nodes: not an option of executor='local' \(its options: batch, tracker, workers\)"):
         executor_named("local", nodes=2)
     assert executor_named().slots([]) >= 1                # default: the local executor
 

@@ -1,7 +1,12 @@
-"""`export mlflow`: two runs of a temporary store round-trip through MLflow (read back with MlflowClient),
-a second export adds nothing, a damaged run is skipped by name, and no file of the store changes."""
+"""`export mlflow`: two runs of a temporary store round-trip through MLflow (read back with MlflowClient) with
+the live tracker's fields (params it reads, summary metrics, tags, rounds timed from the records), a second
+export adds nothing, a killed export is resumed into the run it left, a damaged run is skipped by name, and
+no file of the store changes."""
 import hashlib
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -10,7 +15,9 @@ from fssl_core.store import RunStore
 from tests.fake_runs import fake_finished_run, row
 
 mlflow = pytest.importorskip("mlflow")
+from fssl_core.integrations import mlflow_export  # noqa: E402
 from fssl_core.integrations.mlflow_export import COMPLETE_TAG, export  # noqa: E402
+from fssl_core.integrations.mlflow_fields import head_commit, params  # noqa: E402
 
 A = RunConfig(algorithm="fedavg", dataset="mnist", rounds=3, seed=1)
 B = A.replace(algorithm="fedsiam_d", seed=2)
@@ -29,8 +36,19 @@ def store(tmp_path):
     fake_finished_run(store, B, [row(1, 30.0), row(2, 35.0), row(3, 52.25)])
     fake_finished_run(store, BROKEN, [row(1, 1.0), row(2, 2.0), row(3, 3.0)])
     (store.dir(BROKEN) / "metrics.jsonl").write_text("not json\n")
-    (store.dir(A) / "env.json").write_text(json.dumps({"torch": "x"}))
+    (store.dir(A) / "env.json").write_text(json.dumps({"torch": "x", "data": {"mnist": "d1g35t"}}))
     return store
+
+
+def _all_runs(client, experiment):
+    """Deleted runs too: a killed export must leave none behind."""
+    return client.search_runs([experiment.experiment_id], run_view_type=mlflow.entities.ViewType.ALL)
+
+
+def _each_value_once(client, run):
+    for key in run.data.metrics:
+        steps = [m.step for m in client.get_metric_history(run.info.run_id, key)]
+        assert len(steps) == len(set(steps)), (key, steps)
 
 
 def test_runs_round_trip_once_and_the_store_is_untouched(store, tmp_path):
@@ -47,7 +65,22 @@ def test_runs_round_trip_once_and_the_store_is_untouched(store, tmp_path):
     a = runs[A.run_id]
     assert a.data.tags["fssl.identity_hash"] == A.identity_hash and a.data.tags[COMPLETE_TAG] == "true"
     assert a.data.params["algorithm"] == "fedavg" and a.data.params["seed"] == "1" and a.data.params["rounds"] == "3"
-    assert len(a.data.params) == len(A.to_dict())
+    assert a.data.params == params(A) and len(a.data.params) < len(A.to_dict()) / 2
+    assert "tau_curve" not in a.data.params and runs[B.run_id].data.params["tau_curve"] == "linear"   # FedSiam's τ
+    summary = json.loads((store.dir(A) / "result.json").read_text())
+    assert a.data.metrics["best_accuracy"] == summary["best_accuracy"] == 41.5 and a.data.metrics["best_round"] == 3
+    assert a.data.metrics["total_upload_bytes"] == 40 and a.data.metrics["total_seconds"] == 3.0
+    assert a.data.tags["fssl.data_digest"] == "d1g35t" and "fssl.data_digest" not in runs[B.run_id].data.tags
+    assert a.data.tags["fssl.status"] == "ok" and a.data.tags["mlflow.runName"].startswith("fedavg mnist iid γ=0.1")
+    if head_commit() is not None:          # the store is no git checkout: the exporting checkout's commit
+        assert a.data.tags["mlflow.source.git.commit"] == head_commit()
+        assert a.data.tags["fssl.git_commit_of"] == "export"
+    # times from the records: the last round ended when result.json was written, each earlier one its
+    # successors' seconds (1.0 each) before, and the run began round 1's seconds before that
+    end = round((store.dir(A) / "result.json").stat().st_mtime * 1000)
+    assert a.info.end_time == end and a.info.start_time == end - 3000
+    stamps = sorted((m.step, m.timestamp) for m in client.get_metric_history(a.info.run_id, "upload_bytes"))
+    assert stamps == [(1, end - 2000), (2, end - 1000), (3, end)]
     history = client.get_metric_history(a.info.run_id, "accuracy")
     assert sorted((m.step, m.value) for m in history) == [(1, 20.0), (3, 41.5)]     # round 2 was not evaluated
     assert sorted(m.step for m in client.get_metric_history(a.info.run_id, "upload_bytes")) == [1, 2, 3]
@@ -72,9 +105,53 @@ def test_a_half_written_export_is_redone(store, tmp_path):
     client.delete_tag(a.info.run_id, COMPLETE_TAG)          # as if the export stopped before its last step
     report = export(store.root, uri=uri, progress=False)
     assert report.exported == [A.run_id] and report.already == [B.run_id]
-    runs = client.search_runs([experiment.experiment_id])
+    runs = _all_runs(client, experiment)
     assert sorted(r.data.tags["fssl.run_id"] for r in runs) == sorted([A.run_id, B.run_id])
-    assert all(r.data.tags[COMPLETE_TAG] == "true" for r in runs)
+    assert all(r.data.tags[COMPLETE_TAG] == "true" and r.info.lifecycle_stage == "active" for r in runs)
+    assert a.info.run_id in {r.info.run_id for r in runs}    # resumed, not deleted and redone
+    for run in runs:
+        _each_value_once(client, run)
+
+
+def test_a_killed_export_is_resumed_into_the_run_it_left(store, tmp_path, monkeypatch):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    finish = mlflow_export.write_end
+
+    def killed(*args, **kwargs):       # after the first run's metrics, before its summary and tags
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mlflow_export, "write_end", killed)
+    with pytest.raises(KeyboardInterrupt):
+        export(store.root, uri=uri, progress=False)
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("fssl")
+    [half] = _all_runs(client, experiment)
+    assert COMPLETE_TAG not in half.data.tags and half.data.metrics
+
+    monkeypatch.setattr(mlflow_export, "write_end", finish)
+    report = export(store.root, uri=uri, progress=False)
+    assert sorted(report.exported) == sorted([A.run_id, B.run_id])
+    runs = _all_runs(client, experiment)
+    assert len(runs) == 2 and half.info.run_id in {r.info.run_id for r in runs}
+    assert all(r.data.tags[COMPLETE_TAG] == "true" and r.info.status == "FINISHED" for r in runs)
+    for run in runs:
+        _each_value_once(client, run)
+        assert sorted(m.step for m in client.get_metric_history(run.info.run_id, "seconds")) == [1, 2, 3]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git")
+def test_committed_records_carry_the_commit_that_added_them(store, tmp_path):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "records"]):
+        subprocess.run(["git", *args], cwd=store.root, check=True, env=env)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=store.root, capture_output=True, text=True).stdout.strip()
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    export(store.root, uri=uri, progress=False)
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    runs = client.search_runs([client.get_experiment_by_name("fssl").experiment_id])
+    assert {(r.data.tags["mlflow.source.git.commit"], r.data.tags["fssl.git_commit_of"]) for r in runs} == {
+        (commit, "records")}
 
 
 def test_the_cli_exports_and_says_what_it_did(store, tmp_path, capsys):

@@ -3,9 +3,7 @@ what fssl's engine computes with the sequential trainer (the same round metrics,
 final state) and writes the same run record; `flwr run flower-app` runs it as a Flower user would. Slow (Ray's
 start, about 20 s, once per simulation): two simulations and one `flwr run`."""
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -25,6 +23,7 @@ pytest.importorskip("ray")
 from flwr.app import Context  # noqa: E402
 from flwr.serverapp import Grid, ServerApp  # noqa: E402
 from fssl_core.integrations import flower  # noqa: E402
+from fssl_core.integrations.flower_expected import flwr_run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "flower-app"
@@ -78,7 +77,7 @@ def test_a_run_the_engine_trains_as_a_cohort_is_refused():
         flower.refuse_cohort(cfg := _config("fedavg", trainer="auto"), flower.federation(cfg))
 
 
-def _simulate(configs: list[RunConfig], store: RunStore) -> dict:
+def _simulate(configs: list[RunConfig], store: RunStore, tracker=None) -> dict:
     """Run `configs` one after another in one Flower simulation (one supernode per client), recorded in
     `store`; Flower's simulation from Python (run_simulation, deprecated for users: they `flwr run`)."""
     from flwr.simulation import run_simulation
@@ -87,7 +86,7 @@ def _simulate(configs: list[RunConfig], store: RunStore) -> dict:
     @app.main()
     def main(grid: Grid, context: Context) -> None:
         for cfg in configs:
-            results[cfg.run_id] = flower.run_federated(grid, cfg, store, progress=False)
+            results[cfg.run_id] = flower.run_federated(grid, cfg, store, progress=False, tracker=tracker)
 
     run_simulation(server_app=app, client_app=flower.client, num_supernodes=max(c.clients for c in configs),
                    backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}})
@@ -119,7 +118,9 @@ def test_every_algorithm_in_flower_computes_what_the_engine_computes(tmp_path):
 
 
 @requires_mnist
-def test_a_flower_run_resumes_from_its_checkpoint_as_the_engine_does(tmp_path):
+def test_a_flower_run_resumes_from_its_checkpoint_and_is_tracked_as_the_engine_does(tmp_path):
+    mlflow = pytest.importorskip("mlflow")
+    from fssl_core.integrations.mlflow_track import MlflowTracker
     cfg = _config("fedsiam_d", rounds=2)
     store = RunStore(tmp_path / "flower")
     with store.claim(cfg) as recorder:       # round 1 trained and recorded, then the run stops
@@ -127,39 +128,45 @@ def test_a_flower_run_resumes_from_its_checkpoint_as_the_engine_does(tmp_path):
         state = recorder.start(fed.device, fed.initial_state, fed.data.digest)
         state, row = fed.run_round(state, 1)
         recorder.record_round(1, state, row)
-    resumed = _simulate([cfg], store)[cfg.run_id]
+    tracker = MlflowTracker(f"sqlite:///{tmp_path / 'm.db'}", experiment="flower")
+    resumed = _simulate([cfg], store, tracker)[cfg.run_id]
     whole = train(cfg, RunStore(tmp_path / "engine"), progress=False)
     assert _timeless(resumed.metrics) == _timeless(whole.metrics) and len(resumed.metrics) == 2
+    [run] = tracker.client.search_runs([tracker.experiment_id], run_view_type=mlflow.entities.ViewType.ALL)
+    assert run.info.status == "FINISHED" and run.data.tags["fssl.identity_hash"] == cfg.identity_hash
+    history = tracker.client.get_metric_history(run.info.run_id, "accuracy")
+    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == \
+        [(row["round"], row["accuracy"]) for row in whole.metrics]          # both rounds, once each
+    assert run.data.metrics["best_accuracy"] == resumed.summary["best_accuracy"]
 
 
 @requires_mnist
 def test_flwr_run_trains_the_app_into_the_store(tmp_path):
     """As a Flower user runs it: `flwr run flower-app` with --run-config overrides, on a local SuperLink that
-    Flower starts (in a Flower home of the test's own, stopped after)."""
-    flwr = shutil.which("flwr", path=str(Path(sys.executable).parent))
-    if flwr is None:
+    Flower starts (flower_expected.flwr_run: in a Flower home of its own, stopped after)."""
+    if shutil.which("flwr", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("no flwr command beside this Python")
-    from flwr.cli.local_superlink import _is_local_superlink_started as superlink_up
-    if superlink_up():
+    if superlinks():
         pytest.skip("a local Flower SuperLink runs already (its port is the one this test would use)")
     cfg = _config("fedavg", rounds=2)
-    home, runs = tmp_path / "flwr-home", tmp_path / "runs"
-    overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in cfg.to_dict().items() if v != RunConfig().to_dict()[k])
-    env = {**os.environ, "FLWR_HOME": str(home), "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    try:
-        done = subprocess.run([flwr, "run", str(APP), "local", "--stream", "--run-config",
-                               f"{overrides} runs={json.dumps(str(runs))} progress=false",
-                               "--federation-config", f"num-supernodes={cfg.clients} client-resources-num-cpus=1"],
-                              env=env, capture_output=True, text=True, timeout=600)
-    finally:
-        subprocess.run(["pkill", "-f", f"flower-superlink.*{home}"], check=False)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "ServerApp-side Evaluate Metrics" in done.stdout + done.stderr
-    ours = RunStore(runs).load(cfg)
-    assert ours is not None, (done.stdout + done.stderr)[-3000:]
+    _, output = flwr_run(cfg, tmp_path / "runs")
+    assert "ServerApp-side Evaluate Metrics" in output and "accuracy" in output
+    assert superlinks() == [], "the SuperLink flwr run started outlived it"
+    ours = RunStore(tmp_path / "runs").load(cfg)
     theirs = train(cfg, RunStore(tmp_path / "engine"), progress=False)
     assert _timeless(ours.metrics) == _timeless(theirs.metrics)
+
+
+def superlinks() -> list[int]:
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(part.endswith(b"flower-superlink") for part in command[:2]):
+            found.append(int(proc.name))
+    return found
 
 
 def _timeless(rows: list[dict]) -> list[dict]:

@@ -16,13 +16,18 @@ run of a batch equals its solo run within the cohort tolerance. A run that does 
 (`Federation.cohort` false) is advanced in the same lockstep, its clients one after another.
 
 How many runs a batch holds is `batch_size`: a memory model over the stacked clients, and a cap.
+
+A `Tracker` (integrations/mlflow_track.py: MLflow) follows each run as it trains; it is handed in, never
+part of the config, and changes nothing a run computes.
 """
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import torch
 
@@ -34,6 +39,23 @@ from ..store.run_store import RunRecorder, RunResult
 from ..learning.training import Diverged
 
 AfterRound = Callable[[RunConfig, int], None]
+
+
+class Tracker(Protocol):
+    """What follows runs while they train (an experiment tracker), called by the trainer at fixed points.
+    `started`: the run's records are set to (re)start, `rows` the rounds recorded before this session,
+    `since` the wall time (time.time()) this session of the run began; `round_finished`: round `round`
+    is recorded with `row`; `finished`: result.json is written with `summary`; `stopped`: training ended
+    without a result (`error`: a KeyboardInterrupt for an interrupt or SIGTERM, else what was raised),
+    also for a run it never saw start. A tracker must not raise for its own failures: the run trains on."""
+
+    def started(self, cfg: RunConfig, run_dir: Path, rows: list[dict], since: float) -> None: ...
+
+    def round_finished(self, cfg: RunConfig, round: int, row: dict) -> None: ...
+
+    def finished(self, cfg: RunConfig, run_dir: Path, summary: dict) -> None: ...
+
+    def stopped(self, cfg: RunConfig, error: BaseException) -> None: ...
 
 # the fields a batch's runs may differ in (besides the seed): the split, which each run draws for itself
 SPLIT_FIELDS = frozenset({"partition"}.union(*(partition_arguments(name) for name in PARTITIONS)))
@@ -109,16 +131,17 @@ def batch_size(cfg: RunConfig, parameters: int, image_elements: int, memory_byte
 
 # --- training ---------------------------------------------------------------------------------------
 def train(cfg: RunConfig, store: RunStore | None = None, progress: bool = True,
-          after_round: Callable[[int], None] | None = None) -> RunResult:
+          after_round: Callable[[int], None] | None = None, tracker: Tracker | None = None) -> RunResult:
     """Read back the finished run of `cfg`, else train it (resuming from its checkpoint if any).
 
-    `after_round(r)` is called once round r is recorded (tests use it to interrupt a run)."""
+    `after_round(r)` is called once round r is recorded (tests use it to interrupt a run); `tracker`
+    follows the run while it trains (a run read back is not tracked again)."""
     hook = None if after_round is None else (lambda _cfg, r: after_round(r))
-    return train_batch([cfg], store, progress, hook)[0]
+    return train_batch([cfg], store, progress, hook, tracker)[0]
 
 
 def train_batch(configs: list[RunConfig], store: RunStore | None = None, progress: bool = True,
-                after_round: AfterRound | None = None) -> list[RunResult]:
+                after_round: AfterRound | None = None, tracker: Tracker | None = None) -> list[RunResult]:
     """Read back the finished runs of `configs`, and train the others in lockstep: each round, the runs
     at that round take it together (run_rounds_together), each recording its own row and checkpoint and
     resuming on its own. The configs must share one batch_key. When a batched round diverges, each of its
@@ -144,7 +167,7 @@ def train_batch(configs: list[RunConfig], store: RunStore | None = None, progres
             order = {c.run_id: i for i, c in reversed(list(enumerate(configs)))}
             recorders.sort(key=lambda rec: order[rec.cfg.run_id])      # train in the order given
             with _single_thread_on_cpu(recorders[0].cfg):
-                results.update(_train_claimed(recorders, progress, after_round))
+                results.update(_train_claimed(recorders, progress, after_round, tracker))
     return [results[c.run_id] for c in configs]
 
 
@@ -153,25 +176,45 @@ class _Run:
     recorder: RunRecorder
     fed: Federation
     state: Any
+    tracker: Tracker | None
 
     @classmethod
-    def start(cls, recorder: RunRecorder, batch: int) -> "_Run":
+    def start(cls, recorder: RunRecorder, batch: int, tracker: Tracker | None) -> "_Run":
+        since = time.time()
         fed = Federation.build(recorder.cfg)
         state = recorder.start(fed.device, fed.initial_state, fed.data.digest, batch)
-        return cls(recorder, fed, state)
+        if tracker is not None:
+            tracker.started(recorder.cfg, recorder.dir, list(recorder.rows), since)
+        return cls(recorder, fed, state, tracker)
 
     @property
     def cfg(self) -> RunConfig:
         return self.recorder.cfg
 
     def finish(self, status: str = OK, failure: dict | None = None) -> RunResult:
-        return self.recorder.finish(status, failure, self.fed.model_parameters, self.fed.num_classes)
+        result = self.recorder.finish(status, failure, self.fed.model_parameters, self.fed.num_classes)
+        if self.tracker is not None:
+            self.tracker.finished(self.cfg, self.recorder.dir, result.summary)
+        return result
 
 
-def _train_claimed(recorders: list[RunRecorder], progress: bool, after_round: AfterRound | None
-                   ) -> dict[str, RunResult]:
-    runs = [_Run.start(rec, len(recorders)) for rec in recorders]
+def _train_claimed(recorders: list[RunRecorder], progress: bool, after_round: AfterRound | None,
+                   tracker: Tracker | None = None) -> dict[str, RunResult]:
     results: dict[str, RunResult] = {}
+    try:
+        return _train_rounds(recorders, progress, after_round, tracker, results)
+    except BaseException as err:
+        if tracker is not None:
+            for rec in recorders:
+                if rec.cfg.run_id not in results:
+                    tracker.stopped(rec.cfg, err)
+        raise
+
+
+def _train_rounds(recorders: list[RunRecorder], progress: bool, after_round: AfterRound | None,
+                  tracker: Tracker | None, results: dict[str, RunResult]) -> dict[str, RunResult]:
+    """The rounds of `recorders`' runs in lockstep (train_batch), each run's result put in `results` as it ends."""
+    runs = [_Run.start(rec, len(recorders), tracker) for rec in recorders]
     bar = _progress([r.cfg for r in runs], sum(r.recorder.next_round - 1 for r in runs), progress)
     try:
         while True:
@@ -190,11 +233,13 @@ def _train_claimed(recorders: list[RunRecorder], progress: bool, after_round: Af
                 else:     # which run it was is found by training each on apart, from its last checkpoint
                     for run in group:
                         runs.remove(run)
-                        results.update(_train_claimed([run.recorder], False, after_round))
+                        results.update(_train_claimed([run.recorder], False, after_round, tracker))
                 continue
             for run, (state, row) in zip(group, outcomes):
                 run.state = state
                 run.recorder.record_round(r, state, row)
+                if tracker is not None:
+                    tracker.round_finished(run.cfg, r, row)
                 if bar is not None:
                     bar.update(1)
                     if "accuracy" in row:

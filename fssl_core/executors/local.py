@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..run_config import RunConfig
 from .progress import JobProgress
 from ..store import RunStore
 from .base import Executor, default_batch, default_workers
 
+if TYPE_CHECKING:     # annotations only
+    from ..engine.trainer import Tracker
+
 
 class LocalExecutor(Executor):
     """Trains runs on this machine: in this process for one worker or one batch, else in `workers` spawned
     processes (default $FSSL_WORKERS, else one per CPU core for CPU runs and one for CUDA runs). `batch`:
-    the most runs one process trains in lockstep (default $FSSL_BATCH, else executors.default_batch)."""
+    the most runs one process trains in lockstep (default $FSSL_BATCH, else executors.default_batch).
+    `tracker`: follows every run as it trains (engine.trainer.Tracker; it must pickle, for the processes)."""
 
-    def __init__(self, workers: int | None = None, batch: int | None = None):
-        self.workers, self.batch = workers, batch
+    def __init__(self, workers: int | None = None, batch: int | None = None, tracker: Tracker | None = None):
+        self.workers, self.batch, self.tracker = workers, batch, tracker
 
     def slots(self, configs: list[RunConfig]) -> int:
         return default_workers(configs) if self.workers is None else self.workers
@@ -34,16 +39,18 @@ class LocalExecutor(Executor):
         batches = self.batches(configs, job)
         workers = self.slots(configs)
         if workers > 1 and len(batches) > 1:
-            _run_in_processes(batches, store, min(workers, len(batches)), job)
+            _run_in_processes(batches, store, min(workers, len(batches)), job, self.tracker)
             return
         for batch in batches:
             job.poll(batch)
-            results = train_batch(batch, store, progress=False, after_round=lambda cfg, r: job.poll(batch))
+            results = train_batch(batch, store, progress=False, after_round=lambda cfg, r: job.poll(batch),
+                                  tracker=self.tracker)
             for cfg, result in zip(batch, results):
                 job.finished(cfg, result.summary)
 
 
-def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: int, job: JobProgress) -> None:
+def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: int, job: JobProgress,
+                      tracker: Tracker | None = None) -> None:
     """One batch per process (each CPU run single-threaded, see trainer.train_batch): on a few cores,
     runs side by side beat intra-op threads for the papers' small networks and batches, and
     threads of several runs competing for the cores would slow all of them."""
@@ -56,7 +63,7 @@ def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: 
         queue = iter(batches)
         running = {}
         for batch in queue:                       # keep exactly `workers` batches in flight, so the
-            running[pool.submit(_train_quietly, str(store.root), batch)] = batch   # display knows which
+            running[pool.submit(_train_quietly, str(store.root), batch, tracker)] = batch   # display knows which
             if len(running) == workers:
                 break
         while running:
@@ -67,7 +74,7 @@ def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: 
                     job.finished(cfg, summary)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    running[pool.submit(_train_quietly, str(store.root), nxt)] = nxt
+                    running[pool.submit(_train_quietly, str(store.root), nxt, tracker)] = nxt
             job.poll([cfg for batch in running.values() for cfg in batch])
     except BaseException:
         # ProcessPoolExecutor has no API that stops a running task: its private _processes is read (None or
@@ -90,6 +97,6 @@ def die_with_parent() -> None:
             os._exit(1)
 
 
-def _train_quietly(root: str, batch: list[RunConfig]) -> list[dict]:
+def _train_quietly(root: str, batch: list[RunConfig], tracker: Tracker | None = None) -> list[dict]:
     from ..engine.trainer import train_batch
-    return [result.summary for result in train_batch(batch, RunStore(root), progress=False)]
+    return [result.summary for result in train_batch(batch, RunStore(root), progress=False, tracker=tracker)]

@@ -18,7 +18,7 @@ runs, with the same run identity and records (env.json's `executor` says "flower
 'auto' where the engine would train a cohort, are refused. On CPU every round's metrics and the final state
 equal the engine's (tests/test_flower.py). The run's configuration is the app's run config: every RunConfig
 field (pyproject's [tool.flwr.app.config], tested to hold RunConfig's defaults), `runs` (the store; "" for
-$FSSL_RUNS or ./runs) and `progress`.
+$FSSL_RUNS or ./runs), `progress`, and `track_uri`/`track_experiment` (MLflow while training; "": none).
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ import torch
 from ..algorithms.base import Payload, State, Upload
 from ..config import ConfigError
 from ..engine.federation import Federation, payload_bytes
+from ..engine.trainer import Tracker
 from ..learning.training import Diverged
 from ..run_config import RunConfig
 from ..store import DIVERGED, OK, RunStore, describe
@@ -48,7 +49,7 @@ except ImportError:             # pragma: no cover - said once, where it is used
 SEP = "/"
 EMPTY = SEP                                 # the ConfigRecord key of a payload's empty dicts
 EXECUTOR = "flower"
-APP_KEYS = ("runs", "progress")            # the app's run-config keys that are not RunConfig fields
+APP_KEYS = ("runs", "progress", "track_uri", "track_experiment")   # the app's run-config keys beyond RunConfig's
 SCALARS = (bool, int, float)
 federations: dict[str, Federation] = {}    # run id -> Federation, one per process (its data loaded once)
 
@@ -138,12 +139,15 @@ class FsslStrategy(Strategy):
     """A Flower strategy that runs an fssl algorithm's server side for one run and records it: it holds
     the run's state, and reports each round to the run's recorder (rounds continue after its checkpoint)."""
 
-    def __init__(self, recorder: RunRecorder, progress: bool = True):
-        self.recorder, self.cfg = recorder, recorder.cfg
+    def __init__(self, recorder: RunRecorder, progress: bool = True, tracker: Tracker | None = None):
+        self.recorder, self.cfg, self.tracker = recorder, recorder.cfg, tracker
         self.fed = federation(self.cfg)
         refuse_cohort(self.cfg, self.fed)
+        since = time.time()
         self.state: State = recorder.start(self.fed.device, self.fed.initial_state, self.fed.data.digest,
                                            executor=EXECUTOR)
+        if tracker is not None:
+            tracker.started(self.cfg, recorder.dir, list(recorder.rows), since)
         self.done = recorder.next_round - 1          # rounds recorded before this start (a resumed run)
         self.progress = progress
         self.node_of: dict[int, int] = {}            # client -> node id
@@ -205,6 +209,8 @@ class FsslStrategy(Strategy):
         self.state, row = self.fed.server_end(self.state, round, uploads, self.downloaded)
         row["seconds"] = time.perf_counter() - self.round_start
         self.recorder.record_round(round, self.state, row)
+        if self.tracker is not None:
+            self.tracker.round_finished(self.cfg, round, row)
         if self.progress:
             shown = f", accuracy {row['accuracy']:.2f}%" if "accuracy" in row else ""
             print(f"[flower] round {round}/{self.cfg.rounds}{shown}, {row['seconds']:.1f} s", file=sys.stderr)
@@ -227,7 +233,10 @@ class FsslStrategy(Strategy):
         return None
 
     def finish(self, status: str = OK, failure: dict | None = None) -> RunResult:
-        return self.recorder.finish(status, failure, self.fed.model_parameters, self.fed.num_classes)
+        result = self.recorder.finish(status, failure, self.fed.model_parameters, self.fed.num_classes)
+        if self.tracker is not None:
+            self.tracker.finished(self.cfg, self.recorder.dir, result.summary)
+        return result
 
 
 def _number(value: Any) -> bool:
@@ -238,18 +247,26 @@ def _evaluated(key: str) -> bool:
     return key == "accuracy" or key.startswith("test_")
 
 
-def run_federated(grid: Grid, cfg: RunConfig, store: RunStore, progress: bool = True) -> RunResult:
+def run_federated(grid: Grid, cfg: RunConfig, store: RunStore, progress: bool = True,
+                  tracker: Tracker | None = None) -> RunResult:
     """Train `cfg` on the grid's nodes into `store`: the finished run read back, else trained (resumed from
-    its checkpoint) and recorded as the engine records it. A loss that became NaN ends it as diverged."""
+    its checkpoint) and recorded as the engine records it, followed by `tracker` as the engine's trainer
+    follows a run (e.g. integrations/mlflow_track.py). A loss that became NaN ends it as diverged."""
     with store.claim(cfg) as claimed:
         if isinstance(claimed, RunResult):
             return claimed
-        strategy = FsslStrategy(claimed, progress)
         try:
-            strategy.start(grid, ArrayRecord(), num_rounds=cfg.rounds - strategy.done, evaluate_fn=strategy.evaluate)
-        except Diverged as err:
-            return strategy.finish(DIVERGED, {"round": claimed.next_round, "reason": str(err)})
-        return strategy.finish()
+            strategy = FsslStrategy(claimed, progress, tracker)
+            try:
+                strategy.start(grid, ArrayRecord(), num_rounds=cfg.rounds - strategy.done,
+                               evaluate_fn=strategy.evaluate)
+            except Diverged as err:
+                return strategy.finish(DIVERGED, {"round": claimed.next_round, "reason": str(err)})
+            return strategy.finish()
+        except BaseException as err:
+            if tracker is not None:
+                tracker.stopped(cfg, err)
+            raise
 
 
 server = ServerApp()
@@ -258,7 +275,12 @@ server = ServerApp()
 @server.main()
 def serve(grid: Grid, context: Context) -> None:
     cfg, store, progress = app_config(context.run_config)
-    result = run_federated(grid, cfg, store, progress)
+    tracker = None
+    if context.run_config.get("track_uri"):
+        from .mlflow_track import MlflowTracker
+        tracker = MlflowTracker(str(context.run_config["track_uri"]),
+                                str(context.run_config.get("track_experiment") or "fssl"))
+    result = run_federated(grid, cfg, store, progress, tracker)
     print(f"[flower] {describe(cfg)}: {result.status}, accuracy {result.accuracy}%, run {cfg.run_id} in "
           f"{store.root}", file=sys.stderr)
 

@@ -1,37 +1,37 @@
-"""`python -m fssl_core export mlflow`: the run store's finished runs as MLflow runs, for researchers who
-browse and compare runs in MLflow's UI (`pip install -e '.[mlflow]'`).
+"""`python -m fssl_core export mlflow`: the run store's finished runs as MLflow runs, after the fact, for
+researchers who browse and compare runs in MLflow's UI (`pip install -e '.[mlflow]'`). A run trained with
+`--track mlflow` (mlflow_track.py) is in MLflow already; this is for the runs trained without it.
 
 Each finished run that proves itself (RunStore.survey) becomes one MLflow run in the experiment
-`experiment` (default "fssl"):
-- params: every RunConfig field (MLflow stores params as strings);
-- tags: `fssl.run_id`, `fssl.identity_hash` (what the run computes, run_config.RunConfig.identity_hash),
-  `fssl.status` and the run's description as the run name;
-- metrics: every numeric field of every metrics.jsonl row, with the row's round as MLflow's step;
-- artifacts: result.json and env.json, as stored.
+`experiment` (default "fssl"), with the fields the live tracker writes (mlflow_fields.py: params of the
+settings the run reads, summary metrics, identity, data digest and git commit tags, result.json and env.json).
+The git commit is the one that added the run's result.json where the store is a git checkout that holds
+it, else the exporting checkout's (tag `fssl.git_commit_of` says which).
 
-Idempotent: a run already exported (the experiment holds a run tagged with its identity hash and
-`fssl.export_complete`) is not exported again. An export that stopped half way (its MLflow run has no
-`fssl.export_complete` tag) is deleted and redone, so no half-written run is ever left listed as done.
-A damaged run is skipped and named. The export only reads the store: no file of a run changes.
+Timestamps come from the records, which hold no clock time of their own: the last round is taken to have
+finished when result.json was written (its file time, the training machine's clock unless the files were
+copied or checked out since), each earlier round its successors' `seconds` before, and the run to have
+started round 1's `seconds` before that (mlflow_fields.round_times); the end time is result.json's.
+Durations and order are the measured ones; time spent outside rounds is not in the records.
+
+Idempotent: a run whose identity has a complete MLflow run (`fssl.export_complete`) is not exported again.
+An export that stopped half way is resumed into the run it left, logging only what that run lacks, so no
+half-written or deleted run is left behind. A damaged run is skipped and named. The store is only read.
 
 The default URI is a local SQLite file, ./mlflow.db, the file a plain `mlflow ui` opens in the same folder.
 Artifacts go beside it (./mlflow-artifacts/) unless the experiment exists already with its own location.
 """
 from __future__ import annotations
 
-import math
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ConfigError
-from ..store import ENV, RESULT, Damage, RunStore, describe
+from ..store import RESULT, Damage, RunStore, describe
+from .mlflow_fields import (COMPLETE_TAG, DEFAULT_EXPERIMENT, DEFAULT_URI, commit_tags, connect, head_commit,
+                            open_run, records_commit, round_times, runs_of, started_at, write_end, write_start)
 
-DEFAULT_URI = "sqlite:///mlflow.db"
-DEFAULT_EXPERIMENT = "fssl"
-COMPLETE_TAG = "fssl.export_complete"
-MAX_METRICS_PER_CALL = 1000          # MLflow's log_batch limit
+__all__ = ["COMPLETE_TAG", "DEFAULT_EXPERIMENT", "DEFAULT_URI", "ExportReport", "export"]
 
 
 @dataclass
@@ -45,85 +45,34 @@ class ExportReport:
                 f"damaged and skipped {len(self.damaged)}")
 
 
-def _mlflow():
-    try:
-        import mlflow
-    except ImportError:
-        raise SystemExit("error: export mlflow needs MLflow: pip install -e '.[mlflow]'") from None
-    return mlflow
-
-
-def _experiment_id(client, name: str, uri: str) -> str:
-    found = client.get_experiment_by_name(name)
-    if found is not None:
-        return found.experiment_id
-    location = None
-    if uri.startswith("sqlite:///"):       # artifacts beside the database file, not in the working directory
-        location = (Path(uri[len("sqlite:///"):]).resolve().parent / "mlflow-artifacts").as_uri()
-    return client.create_experiment(name, artifact_location=location)
-
-
-def _metrics(rows: list[dict]):
-    from mlflow.entities import Metric
-    now = int(time.time() * 1000)
-    out = []
-    for row in rows:
-        step = int(row["round"])
-        for key, value in row.items():
-            if key == "round" or isinstance(value, bool) or not isinstance(value, (int, float)):
-                continue
-            if math.isfinite(value):
-                out.append(Metric(key, float(value), now, step))
-    return out
-
-
 def export(runs: Path | str | None = None, uri: str = DEFAULT_URI, experiment: str = DEFAULT_EXPERIMENT,
            progress: bool = True) -> ExportReport:
     """Export the finished runs of the store at `runs` (default $FSSL_RUNS or ./runs) to MLflow at `uri`."""
-    _mlflow()
-    from mlflow import MlflowClient
-    from mlflow.entities import Param
-    if not experiment.strip():
-        raise ConfigError(f"export mlflow: --experiment {experiment!r}: empty; give the experiment a name")
-    try:
-        client = MlflowClient(tracking_uri=uri)
-        experiment_id = _experiment_id(client, experiment, uri)
-    except ConfigError:
-        raise
-    except Exception as err:      # MLflow's many exceptions for a URI it cannot use (scheme, path, server)
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ConfigError(f"export mlflow: --uri {uri!r}: MLflow cannot use it ({first[:200]})") from None
+    client, experiment_id = connect(uri, experiment, "export mlflow")
     report = ExportReport()
     survey = RunStore(runs).survey()
+    head = None
     for i, (d, proven) in enumerate(survey, 1):
         if isinstance(proven, Damage):
             report.damaged.append(f"{d.name}: {proven}")
             print(f"[export mlflow] skipped {d.name}, damaged: {proven}", file=sys.stderr)
             continue
-        cfg = proven.config
-        exported = client.search_runs([experiment_id], f"tags.`fssl.identity_hash` = '{cfg.identity_hash}'")
-        for half in (r for r in exported if r.data.tags.get(COMPLETE_TAG) != "true"):
-            client.delete_run(half.info.run_id)              # a half-written export: redone below
-        if any(r.data.tags.get(COMPLETE_TAG) == "true" for r in exported):
+        cfg, rows = proven.config, proven.metrics
+        complete, unfinished = runs_of(client, experiment_id, cfg)
+        if complete:
             report.already.append(cfg.run_id)
             continue
-        run = client.create_run(experiment_id, run_name=describe(cfg), tags={
-            "fssl.run_id": cfg.run_id, "fssl.identity_hash": cfg.identity_hash,
-            "fssl.status": proven.status})
-        rid = run.info.run_id
-        params = [Param(k, str(v)) for k, v in sorted(cfg.to_dict().items())]
-        for j in range(0, len(params), 100):                 # MLflow's params-per-call limit
-            client.log_batch(rid, params=params[j:j + 100])
-        metrics = _metrics(proven.metrics)
-        for j in range(0, len(metrics), MAX_METRICS_PER_CALL):
-            client.log_batch(rid, metrics=metrics[j:j + MAX_METRICS_PER_CALL])
-        for name in (RESULT, ENV):
-            if (d / name).exists():
-                client.log_artifact(rid, str(d / name))
-        client.set_tag(rid, COMPLETE_TAG, "true")
-        client.set_terminated(rid)
+        end = (d / RESULT).stat().st_mtime
+        times = round_times(rows, end)
+        commit = records_commit(d)
+        if commit is None:
+            head = head or head_commit()
+        opened = open_run(client, experiment_id, cfg, unfinished, started_at(rows, times, end))
+        logged = write_start(client, opened, cfg, d, commit_tags(commit or head, "records" if commit else "export"),
+                             rows, times)
+        write_end(client, opened, d, proven.summary, end)
         report.exported.append(cfg.run_id)
         if progress:
-            print(f"[export mlflow] {i}/{len(survey)} {cfg.run_id} ({describe(cfg)}): {len(metrics)} metric values",
+            print(f"[export mlflow] {i}/{len(survey)} {cfg.run_id} ({describe(cfg)}): {logged} metric values",
                   file=sys.stderr)
     return report

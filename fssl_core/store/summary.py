@@ -18,7 +18,9 @@ AT_CHANCE_FACTOR = 1.5          # final accuracy <= 1.5 × 100/classes % (15% on
 
 
 def describe(cfg: RunConfig) -> str:
-    return (f"{cfg.algorithm} {cfg.dataset} {cfg.partition} γ={cfg.labeled_ratio} K={cfg.clients} "
+    """The run in one line: γ where its partition reads it, else (at the server) the count N_s that takes its place."""
+    labels = f"γ={cfg.labeled_ratio}" if "labeled_ratio" in cfg.fields_read() else f"N_s={cfg.server_labeled}"
+    return (f"{cfg.algorithm} {cfg.dataset} {cfg.partition} {labels} K={cfg.clients} "
             f"R={cfg.rounds} seed={cfg.seed} ({cfg.run_id})")
 
 

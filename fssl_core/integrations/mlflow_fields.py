@@ -1,0 +1,229 @@
+"""One fssl run as one MLflow run, whoever writes it: the tracker while the run trains (mlflow_track.py) or
+the export of a finished run (mlflow_export.py). Both find the MLflow run by its `fssl.identity_hash` tag
+and write the same fields:
+- params: the settings the run reads (RunConfig.fields_read) less those that change no number
+  (run_config.NOT_IN_IDENTITY): a FedSiam setting is no param of a FedAvg run;
+- tags: `fssl.run_id`, `fssl.identity_hash`, `fssl.data_digest` (env.json's "data"), the git commit as
+  `mlflow.source.git.commit` with `fssl.git_commit_of` saying whose commit it is (`commit_tags`), at the
+  end `fssl.status`; the run's description (store.describe) is its name;
+- metrics: each metrics.jsonl row's numbers at step = its round, timed when the round finished; at the
+  end, at the last round's step, result.json's summary (SUMMARY_METRICS), renamed where a row's figure of
+  one round has the summary's name (upload_bytes of a round, total_upload_bytes of the run);
+- artifacts: result.json and env.json; start and end: the training's (or the records' estimate of it).
+Writing resumes: a run goes into the MLflow run of its identity that lacks COMPLETE_TAG where there is one
+(a run interrupted, a killed export), and only the (metric, step) values that run lacks are logged, so
+each value is logged once however often training or an export stops and starts again.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import ConfigError
+from ..run_config import NOT_IN_IDENTITY, RunConfig
+from ..store import ENV, RESULT, describe
+
+DEFAULT_URI = "sqlite:///mlflow.db"
+DEFAULT_EXPERIMENT = "fssl"
+COMPLETE_TAG = "fssl.export_complete"     # every record of the run is in MLflow (tracked or exported)
+IDENTITY_TAG = "fssl.identity_hash"
+MAX_METRICS_PER_CALL = 1000               # MLflow's log_batch limits
+MAX_PARAMS_PER_CALL = 100
+# result.json's figures logged at the end: its key -> the metric's name
+SUMMARY_METRICS = {"best_accuracy": "best_accuracy", "best_round": "best_round",
+                   "upload_bytes": "total_upload_bytes", "download_bytes": "total_download_bytes",
+                   "seconds": "total_seconds", "seconds_per_round": "seconds_per_round"}
+
+
+def require_mlflow(who: str):
+    try:
+        import mlflow
+    except ImportError:
+        raise ConfigError(f"{who} needs MLflow: pip install -e '.[mlflow]'") from None
+    return mlflow
+
+
+def connect(uri: str, experiment: str, who: str, flags: tuple[str, str] = ("--uri", "--experiment")):
+    """An MlflowClient at `uri` and the id of `experiment` (created if new); a URI MLflow cannot use, or an
+    empty experiment name, is a ConfigError naming `who`'s option `flags` (URI, experiment)."""
+    require_mlflow(who)
+    from mlflow import MlflowClient
+    if not experiment.strip():
+        raise ConfigError(f"{who}: {flags[1]} {experiment!r}: empty; give the experiment a name")
+    try:
+        client = MlflowClient(tracking_uri=uri)
+        return client, _experiment_id(client, experiment, uri)
+    except Exception as err:      # MLflow's many exceptions for a URI it cannot use (scheme, path, server)
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(f"{who}: {flags[0]} {uri!r}: MLflow cannot use it ({first[:200]})") from None
+
+
+def _experiment_id(client, name: str, uri: str) -> str:
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    location = None
+    if uri.startswith("sqlite:///"):       # artifacts beside the database file, not in the working directory
+        location = (Path(uri[len("sqlite:///"):]).resolve().parent / "mlflow-artifacts").as_uri()
+    try:
+        return client.create_experiment(name, artifact_location=location)
+    except Exception:                      # created meanwhile by another process of the job
+        found = client.get_experiment_by_name(name)
+        if found is None:
+            raise
+        return found.experiment_id
+
+
+# --- fields ------------------------------------------------------------------------------------------
+def params(cfg: RunConfig) -> dict[str, str]:
+    """The settings `cfg`'s run reads, as MLflow's strings (the module docstring)."""
+    return {k: str(v) for k, v in sorted(cfg.fields_read().items()) if k not in NOT_IN_IDENTITY}
+
+
+def identity_tags(cfg: RunConfig) -> dict[str, str]:
+    return {"fssl.run_id": cfg.run_id, IDENTITY_TAG: cfg.identity_hash}
+
+
+def git(where: Path, *args: str) -> str | None:
+    """`git args` run in `where`, its output; None without git, outside a checkout, or on any failure."""
+    try:
+        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
+def head_commit() -> str | None:
+    """The commit checked out where fssl_core's code is (None outside a git checkout)."""
+    return git(Path(__file__).resolve().parent, "rev-parse", "HEAD")
+
+
+def records_commit(run_dir: Path) -> str | None:
+    """The commit that added the run's result.json (None where it is not committed)."""
+    return git(run_dir, "log", "-1", "--diff-filter=A", "--format=%H", "--", RESULT) if run_dir.is_dir() else None
+
+
+def commit_tags(commit: str | None, of: str) -> dict[str, str]:
+    """`of`: "training", the checkout that trained the run; "records", the commit that added the run's
+    result.json (records are committed with the code that made them); "export", the checkout that exported
+    a run whose records are not committed (the code that trained it is then unknown)."""
+    return {} if commit is None else {"mlflow.source.git.commit": commit, "fssl.git_commit_of": of}
+
+
+def record_tags(cfg: RunConfig, run_dir: Path) -> dict[str, str]:
+    """The content digest of the data the run was trained on, from env.json (none for synthetic data)."""
+    try:
+        env = json.loads((run_dir / ENV).read_text())
+    except (OSError, ValueError):
+        return {}
+    digest = env.get("data", {}).get(cfg.dataset) if isinstance(env, dict) and isinstance(env.get("data"), dict) \
+        else None
+    return {"fssl.data_digest": str(digest)} if digest else {}
+
+
+def round_times(rows: list[dict], end: float) -> list[float]:
+    """When each row's round finished (seconds since the epoch), from the time the last one did, `end`, and
+    the rows' `seconds` (each round's wall time): a round finished its successors' seconds before `end`.
+    Time outside the rounds (loading, checkpoints, a pause between interrupted sessions) is not in the rows,
+    so the earlier rounds of such a run come out later than they were, in the order they were."""
+    times, t = [], end
+    for row in reversed(rows):
+        times.append(t)
+        t -= float(row.get("seconds") or 0.0)
+    return times[::-1]
+
+
+def started_at(rows: list[dict], times: list[float], default: float) -> float:
+    """When round 1 began: its finish less its seconds; `default` without rows."""
+    return times[0] - float(rows[0].get("seconds") or 0.0) if rows else default
+
+
+def ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def row_metrics(row: dict, at: float) -> list:
+    """Every finite number of a metrics row but its round, at step = the round and time `at` (seconds)."""
+    from mlflow.entities import Metric
+    step = int(row["round"])
+    return [Metric(key, float(value), ms(at), step) for key, value in row.items() if key != "round" and _number(value)]
+
+
+def summary_metrics(summary: dict, at: float) -> list:
+    from mlflow.entities import Metric
+    step = int(summary.get("rounds") or 0)
+    return [Metric(name, float(summary[key]), ms(at), step) for key, name in SUMMARY_METRICS.items()
+            if _number(summary.get(key))]
+
+
+# --- the MLflow run of an identity ------------------------------------------------------------------
+@dataclass
+class Opened:
+    """An MLflow run being written: its id and what it holds already."""
+    run_id: str
+    metrics: set[tuple[str, int]] = field(default_factory=set)     # (key, step) logged
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def runs_of(client, experiment_id: str, cfg: RunConfig) -> tuple[list, list]:
+    """The MLflow runs of `cfg`'s identity in the experiment (deleted ones aside): (complete, unfinished)."""
+    found = client.search_runs([experiment_id], f"tags.`{IDENTITY_TAG}` = '{cfg.identity_hash}'")
+    complete = [r for r in found if r.data.tags.get(COMPLETE_TAG) == "true"]
+    return complete, [r for r in found if r.data.tags.get(COMPLETE_TAG) != "true"]
+
+
+def open_run(client, experiment_id: str, cfg: RunConfig, unfinished: list, start: float) -> Opened:
+    """The newest of `unfinished` (runs_of), set running again with what it holds, else a new MLflow run of
+    `cfg` begun at `start` (seconds since the epoch)."""
+    if unfinished:
+        run = max(unfinished, key=lambda r: r.info.start_time or 0)
+        rid = run.info.run_id
+        client.update_run(rid, status="RUNNING", name=describe(cfg))
+        held = {(key, m.step) for key in run.data.metrics for m in client.get_metric_history(rid, key)}
+        return Opened(rid, held, dict(run.data.params))
+    run = client.create_run(experiment_id, start_time=ms(start), run_name=describe(cfg), tags=identity_tags(cfg))
+    return Opened(run.info.run_id)
+
+
+def log_metrics(client, opened: Opened, metrics: list) -> int:
+    """Log the `metrics` `opened` lacks; how many that was."""
+    new = [m for m in metrics if (m.key, m.step) not in opened.metrics]
+    for j in range(0, len(new), MAX_METRICS_PER_CALL):
+        client.log_batch(opened.run_id, metrics=new[j:j + MAX_METRICS_PER_CALL])
+        opened.metrics.update((m.key, m.step) for m in new[j:j + MAX_METRICS_PER_CALL])
+    return len(new)
+
+
+def write_start(client, opened: Opened, cfg: RunConfig, run_dir: Path, commit: dict[str, str],
+                rows: list[dict], times: list[float]) -> int:
+    """Tags (`commit`: commit_tags), params and the `rows` recorded so far, finished at `times`; how many
+    metric values were logged."""
+    from mlflow.entities import Param, RunTag
+    tags = {**identity_tags(cfg), **record_tags(cfg, run_dir), **commit}
+    client.log_batch(opened.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+    new = [Param(k, v) for k, v in params(cfg).items() if k not in opened.params]
+    for j in range(0, len(new), MAX_PARAMS_PER_CALL):
+        client.log_batch(opened.run_id, params=new[j:j + MAX_PARAMS_PER_CALL])
+    opened.params.update((p.key, p.value) for p in new)
+    return log_metrics(client, opened, [m for row, t in zip(rows, times) for m in row_metrics(row, t)])
+
+
+def write_end(client, opened: Opened, run_dir: Path, summary: dict, end: float) -> None:
+    """The summary's metrics, status and files at `end`; then COMPLETE_TAG and FINISHED."""
+    log_metrics(client, opened, summary_metrics(summary, end))
+    client.set_tag(opened.run_id, "fssl.status", str(summary.get("status")))
+    for name in (RESULT, ENV):
+        if (run_dir / name).exists():
+            client.log_artifact(opened.run_id, str(run_dir / name))
+    client.set_tag(opened.run_id, COMPLETE_TAG, "true")
+    client.set_terminated(opened.run_id, "FINISHED", end_time=ms(end))
