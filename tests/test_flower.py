@@ -37,20 +37,30 @@ EXTRA = {"fedanchor": dict(projection_dim=16, pretrain_epochs=1), "semifl": dict
          "fedfixmatch": dict(pretrain_epochs=1)}
 
 
+# rounds that reach each payload an algorithm sends: FedMatch's helpers (a list) go out every helper_interval rounds
+ROUNDS = {"fedmatch": ALGORITHMS["fedmatch"].helper_interval}
+
+
 def _config(algorithm: str, **changes) -> RunConfig:
     at = ALGORITHMS[algorithm].labels_at[-1]
-    return RunConfig(**{**SMALL, **AT[at], "algorithm": algorithm, "rounds": 1, **EXTRA.get(algorithm, {}), **changes})
+    return RunConfig(**{**SMALL, **AT[at], "algorithm": algorithm, "rounds": ROUNDS.get(algorithm, 1),
+                        **EXTRA.get(algorithm, {}), **changes})
 
 
 def test_payloads_cross_as_they_are():
     payload = {"model": {"w": torch.randn(3, 2), "n": torch.tensor(7, dtype=torch.int64)}, "extra": {},
-               "q": torch.arange(4.0), "report": {"selected": 0.25, "count": 3, "on": True}}
+               "q": torch.arange(4.0), "report": {"selected": 0.25, "count": 3, "on": True},
+               "helpers": [{"w": torch.ones(2)}, {"w": torch.zeros(2)}], "none": [], "pair": (1.5, torch.ones(1)),
+               "nested": [[torch.ones(1)], []]}
     tensors, numbers = flower.pack(payload)
     back = flower.unpack(tensors, numbers, torch.device("cpu"))
     assert back.keys() == payload.keys() and back["extra"] == {}
     assert torch.equal(back["model"]["w"], payload["model"]["w"]) and back["model"]["n"].dtype == torch.int64
     assert back["report"] == {"selected": 0.25, "count": 3, "on": True}
     assert type(back["report"]["count"]) is int and type(back["report"]["on"]) is bool
+    assert isinstance(back["helpers"], list) and len(back["helpers"]) == 2 and back["none"] == []
+    assert torch.equal(back["helpers"][1]["w"], torch.zeros(2)) and type(back["pair"]) is tuple
+    assert back["pair"][0] == 1.5 and len(back["nested"]) == 2 and back["nested"][1] == []
     with pytest.raises(TypeError, match="payload 'x': a str"):
         flower.pack({"x": "text"})
     with pytest.raises(ValueError, match="payload key 'a/b'"):
@@ -104,6 +114,7 @@ def test_every_algorithm_in_flower_computes_what_the_engine_computes(tmp_path):
         mine = ours[cfg.run_id]
         assert mine.status == theirs.status, cfg.algorithm
         assert _timeless(mine.metrics) == _timeless(theirs.metrics), cfg.algorithm
+        assert _summary(mine.summary) == _summary(theirs.summary), cfg.algorithm      # result.json
         assert "accuracy" in mine.metrics[-1], cfg.algorithm
         uploads[cfg.algorithm] = mine.metrics[-1]["upload_bytes"]
         _same_state(ours_store.final_state(cfg), engine_store.final_state(cfg), cfg.algorithm)
@@ -167,6 +178,13 @@ def superlinks() -> list[int]:
         if any(part.endswith(b"flower-superlink") for part in command[:2]):
             found.append(int(proc.name))
     return found
+
+
+def _summary(summary: dict) -> dict:
+    """result.json less what differs by where and when it ran: times, the directory, and the digests of files
+    that hold times (metrics.jsonl's seconds, the checkpoint's rows)."""
+    varying = {"seconds", "seconds_per_round", "run_dir", "metrics_digest", "checkpoint_sha256", "digest"}
+    return {k: v for k, v in summary.items() if k not in varying}
 
 
 def _timeless(rows: list[dict]) -> list[dict]:

@@ -10,8 +10,9 @@ How a round is split, so that it computes what fssl's engine computes (engine.Fe
 - Supernode k holds client k's partition (its `partition-id`); the server sends client k's payload to the
   node that says it holds client k. The ClientApp builds the run's data once per process and runs
   `Federation.train_client`: client k's local training on its own (seed, round, client) stream.
-- Payloads cross as an ArrayRecord (tensors as they are, nested keys joined by '/') and a ConfigRecord (a
-  payload's numbers that are not tensors, e.g. SemiFL's selection rate), so each side sees the other's objects.
+- Payloads cross as an ArrayRecord (tensors as they are, nested keys joined by '/', list items by index) and a
+  ConfigRecord (numbers that are not tensors, e.g. SemiFL's selection rate; where the lists are, e.g. FedMatch's
+  helpers), so each side sees the other's objects.
 
 A Flower client trains alone, one after another: the app's runs are the engine's `trainer='sequential'`
 runs, with the same run identity and records (env.json's `executor` says "flower"); `trainer='cohort'`, and
@@ -47,7 +48,7 @@ except ImportError:             # pragma: no cover - said once, where it is used
     raise ImportError("fssl_core.integrations.flower needs Flower: pip install -e '.[flower]'") from None
 
 SEP = "/"
-EMPTY = SEP                                 # the ConfigRecord key of a payload's empty dicts
+EMPTY, SEQUENCES = SEP, SEP * 2             # the ConfigRecord keys of a payload's empty dicts, lists and tuples
 EXECUTOR = "flower"
 APP_KEYS = ("runs", "progress", "track_uri", "track_experiment")   # the app's run-config keys beyond RunConfig's
 SCALARS = (bool, int, float)
@@ -64,11 +65,13 @@ def federation(cfg: RunConfig) -> Federation:
 
 # --- payloads as records -------------------------------------------------------------------------------
 def pack(payload: Payload) -> tuple[ArrayRecord, ConfigRecord]:
-    """A nested dict as an ArrayRecord of its tensors and a ConfigRecord of its numbers (keys joined by '/'),
-    with the paths of its empty dicts under the ConfigRecord key EMPTY (a path never is: keys hold no '/')."""
+    """A nested payload as an ArrayRecord of its tensors and a ConfigRecord of its numbers (keys joined by
+    '/', a list's items keyed by their index), with the paths of its empty dicts under the key EMPTY and
+    those of its lists and tuples, with their lengths, under SEQUENCES (keys that no path is: none holds '/')."""
     arrays: dict[str, Array] = {}
     numbers: dict[str, Any] = {}
     empty: list[str] = []
+    sequences: list[str] = []
 
     def walk(node: Any, path: str) -> None:
         if isinstance(node, dict):
@@ -79,37 +82,52 @@ def pack(payload: Payload) -> tuple[ArrayRecord, ConfigRecord]:
                     raise ValueError(f"payload key {key!r} at {path!r}: a payload's keys are non-empty strings "
                                      f"without {SEP!r}, which the Flower adapter joins keys with")
                 walk(value, f"{path}{SEP}{key}" if path else key)
+        elif isinstance(node, (list, tuple)) and path:
+            sequences.append(f"{path}{SEP}{type(node).__name__}{SEP}{len(node)}")
+            for i, value in enumerate(node):
+                walk(value, f"{path}{SEP}{i}")
         elif isinstance(node, torch.Tensor):
             arrays[path] = Array.from_torch_tensor(node.detach().cpu())
         elif isinstance(node, SCALARS):
             numbers[path] = node
         else:
-            raise TypeError(f"payload {path!r}: a {type(node).__name__}; a payload holds dicts of tensors, "
-                            "bools, ints and floats")
+            raise TypeError(f"payload {path!r}: a {type(node).__name__}; a payload holds dicts, lists and tuples "
+                            "of tensors, bools, ints and floats")
 
     walk(payload, "")
-    numbers[EMPTY] = empty
+    numbers[EMPTY], numbers[SEQUENCES] = empty, sequences
     return ArrayRecord(array_dict=arrays), ConfigRecord(numbers)
 
 
 def unpack(arrays: ArrayRecord, numbers: ConfigRecord, device: torch.device) -> Payload:
     out: Payload = {}
 
-    def place(path: str, value: Any) -> None:
-        *parents, leaf = path.split(SEP)
+    def node_at(parents: list[str]) -> dict:
         node = out
         for key in parents:
             node = node.setdefault(key, {})
-        node[leaf] = value
+        return node
+
+    def place(path: str, value: Any) -> None:
+        *parents, leaf = path.split(SEP)
+        node_at(parents)[leaf] = value
 
     for path in numbers[EMPTY]:
         if path:
             place(path, {})
     for path, value in numbers.items():
-        if path != EMPTY:
+        if path not in (EMPTY, SEQUENCES):
             place(path, value)
     for path, array in arrays.items():
         place(path, torch.from_numpy(array.numpy().copy()).to(device))
+    # lists and tuples, deepest first, from the dicts their items were placed in under their indices
+    for entry in sorted(numbers[SEQUENCES], key=lambda e: e.count(SEP), reverse=True):
+        *parts, kind, length = entry.split(SEP)
+        *parents, leaf = parts
+        holder = node_at(parents)
+        items = holder.get(leaf, {})
+        sequence = [items[str(i)] for i in range(int(length))]
+        holder[leaf] = tuple(sequence) if kind == "tuple" else sequence
     return out
 
 
