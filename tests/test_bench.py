@@ -48,9 +48,11 @@ def test_the_table_and_the_readme_block(tmp_path, monkeypatch):
     assert bench.markdown_row(rows[0]).endswith("| 0.013 | n/a | 89.0 | 14.6 | 36.0 | 4.18× (7.3×) | 1.54× (mnist_fedsiam_d) |")
     assert table.splitlines()[0].count("|") == table.splitlines()[1].count("|") == 16
     from fssl_core.report.tables import replace_readme_block
-    assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(rows[:1], "cpu"))
+    found = bench.record(rows[:1], "cpu", "cases=mnist_fedavg rounds=1", 0.25, 1.5)
+    assert replace_readme_block(bench.README_START, bench.README_END, bench.readme_block(found))
     text = readme.read_text()
     assert "old" not in text and "keep" in text and "| mnist_fedavg |" in text
+    assert "load average 0.25 before and 1.50 after" in text and "`python -m fssl_core bench device=cpu cases=" in text
     assert bench.device_peak_tflops("NVIDIA H100 80GB HBM3") == 67.0 and bench.device_peak_tflops("cpu") is None
 
 
@@ -273,3 +275,13 @@ def test_by_default_each_case_is_one_short_line_and_the_table_is_behind_a_flag(m
     assert max(len(line) for line in lines[1:]) < 140 and bench.MARKDOWN_HEAD not in "\n".join(lines)
     with pytest.raises(ValueError, match="table='maybe': must be yes or no"):
         bench.main({"table": "maybe"})
+
+
+def test_the_speed_pages_cpu_block_is_its_records_rendering():
+    """docs/speed.md's measured CPU table is `bench readme=yes`'s record rendered: no figure typed in."""
+    import json
+    from fssl_core.paths import project_root
+    page = (project_root() / "docs" / "speed.md").read_text()
+    block = page[page.index(bench.README_START) + len(bench.README_START):page.index(bench.README_END)].strip()
+    found = json.loads((project_root() / bench.CPU_RECORD).read_text())
+    assert block == bench.readme_block(found).strip()

@@ -16,6 +16,7 @@ measured in the same process. On CUDA a round is timed over its first steps and 
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import time
@@ -362,13 +363,26 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def readme_block(rows: list[dict], device: str, options: str = "") -> str:
-    """The measured table for the README, with what produced it (`options`: the command's other key=value)."""
+CPU_RECORD = "measurements/bench-cpu.json"      # the record `bench readme=yes` writes on a CPU; the page's block is its rendering
+
+
+def record(rows: list[dict], device: str, options: str, load_before: float, load_after: float) -> dict:
+    """What a `bench readme=yes` measured and on what: the rows, the command, the machine, and its load (the
+    1-minute load average before and after, beside the core count: times on a loaded machine run long)."""
     machine = (torch.cuda.get_device_name() if device == "cuda"
                else f"{cpu_name()} ({os.cpu_count()} cores), {torch.get_num_threads()} thread(s)")
     command = " ".join(["python -m fssl_core bench", f"device={device}"] + ([options] if options else []))
-    return (f"Measured {time.strftime('%Y-%m-%d')} by `{command}` on {machine} "
-            f"(torch {torch.__version__}):\n\n{markdown(rows)}\n")
+    return {"date": time.strftime("%Y-%m-%d"), "command": command, "machine": machine, "torch": torch.__version__,
+            "cores": os.cpu_count(), "load_before": round(load_before, 2), "load_after": round(load_after, 2),
+            "rows": rows}
+
+
+def readme_block(found: dict) -> str:
+    """The measured table for the speed page, rendered from a record (`record`) with what produced it."""
+    load = (f"1-minute load average {found['load_before']:.2f} before and {found['load_after']:.2f} after, "
+            f"on {found['cores']} cores")
+    return (f"Measured {found['date']} by `{found['command']}` on {found['machine']} (torch {found['torch']}; "
+            f"{load}; record `{CPU_RECORD}`):\n\n{markdown(found['rows'])}\n")
 
 
 def main(pairs: dict[str, str]) -> None:
@@ -397,7 +411,7 @@ def main(pairs: dict[str, str]) -> None:
     print(plan_line(cases, rounds, device), flush=True)
     if table:
         print(MARKDOWN_HEAD, flush=True)
-    start = time.perf_counter()
+    start, load_before = time.perf_counter(), os.getloadavg()[0]
     rows = bench(device, rounds, cases, on_row=lambda row: print((markdown_row if table else summary_line)(row), flush=True))
     left_out = [case for case in cases if case not in {row["case"] for row in rows}]
     if left_out:
@@ -411,6 +425,11 @@ def main(pairs: dict[str, str]) -> None:
     if pairs.get("readme") == "yes":
         from ..paths import project_root
         from ..report.tables import replace_readme_block
+        from ..store import atomic_write_text
+        if device != "cpu":
+            raise ConfigError(f"bench: readme=yes with device={device!r}: the speed page's measured block is the "
+                              "CPU's (a GPU's tables come from gpu-check's records under measurements/)")
         options = f"cases={pairs.get('cases', ','.join(cases))} rounds={rounds}"
-        replace_readme_block(README_START, README_END, readme_block(rows, device, options),
-                             project_root() / SPEED_PAGE)
+        found = record(rows, device, options, load_before, os.getloadavg()[0])
+        atomic_write_text(project_root() / CPU_RECORD, json.dumps(found, indent=1, sort_keys=True) + "\n")
+        replace_readme_block(README_START, README_END, readme_block(found), project_root() / SPEED_PAGE)
