@@ -8,7 +8,7 @@ from fssl_core.store import ENV, RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "fssl_core" / "integrations" / "README.md"
-BEGIN, END = "<!-- flower-expected: begin -->", "<!-- flower-expected: end -->"
+BEGIN, END = "<!-- flower-expected:start -->", "<!-- flower-expected:end -->"
 
 
 def test_the_csv_holds_the_committed_flower_records_and_the_engine_agrees():

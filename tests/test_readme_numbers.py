@@ -9,7 +9,8 @@ from fssl_core.perf import bench, gpu_check
 from fssl_core.perf.gpu_check_report import GRACE_S
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fssl_core" / "papers").glob("*/README.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fssl_core" / "papers").glob("*/README.md")),
+         ROOT / "fssl_core" / "integrations" / "README.md"]
 MEASURE = re.compile(r"(?<![\w.])\d[\d,.]*\s?(?:-\s?\d[\d,.]*\s?)?(?:s|min|h|%|×|ms|GB|MB|GiB|runs/h|seconds|minutes|hours)(?!\w)")
 # a constant of the code a page explains, as the page writes it -> what the code holds
 CONSTANTS = {
