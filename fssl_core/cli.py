@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--only", default=None, help="glob over notebook names, e.g. 'fedsiam_*'")
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     rep.add_argument("--param", action="append", default=[], metavar="name=value",
-                     help="override a notebook parameter (JSON value, else a string), e.g. labeled_ratios=[0.1]")
+                     help="override a notebook parameter (JSON value, else a string), e.g. 'labeled_ratios=[0.1]' (quoted: a shell globs brackets)")
     rep.add_argument("--executor", default=None, choices=tuple(EXECUTORS),
                      help="local: this machine's processes (default, or $FSSL_EXECUTOR); ray: one Ray task per run, on "
                           "the cluster at $RAY_ADDRESS, else a local Ray (needs pip install -e '.[ray]')")
