@@ -166,6 +166,24 @@ def test_a_worker_killed_mid_run_is_retried_and_resumes_from_its_checkpoint(loca
 
 @requires_ray
 @requires_mnist
+def test_a_tracked_run_whose_worker_is_killed_goes_on_in_the_same_mlflow_run(local_ray, reference, tmp_path):
+    mlflow = pytest.importorskip("mlflow")
+    from fssl_core.executors.ray import RayExecutor
+    from fssl_core.integrations.mlflow_track import MlflowTracker
+    log, marker = tmp_path / "rounds.log", tmp_path / "killed"
+    tracker = MlflowTracker(f"sqlite:///{tmp_path / 'm.db'}", experiment="ray")
+    executor = RayExecutor(after_round=_kill_once(log, KILLED, 2, marker), tracker=tracker)
+    run_all([KILLED], store=RunStore(tmp_path / "runs"), progress=False, executor=executor)
+    assert marker.exists() and _rounds_trained(log, KILLED) == [1, 2, 3, 4]
+    [run] = tracker.client.search_runs([tracker.experiment_id], run_view_type=mlflow.entities.ViewType.ALL)
+    assert run.info.status == "FINISHED" and run.data.tags["fssl.identity_hash"] == KILLED.identity_hash
+    history = tracker.client.get_metric_history(run.info.run_id, "accuracy")
+    assert sorted((m.step, m.value) for m in history) == [(row["round"], row["accuracy"])
+                                                          for row in reference(KILLED).metrics]   # each round once
+
+
+@requires_ray
+@requires_mnist
 def test_workers_without_the_drivers_filesystem_return_their_runs_whole(local_ray, reference, tmp_path):
     """shared_store=False: as on a cluster without a shared filesystem, each task trains in its own
     scratch store; a worker killed there resumes from its scratch checkpoint on the same node."""

@@ -32,7 +32,7 @@ import tempfile
 import threading
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .. import __version__
 from ..config import ConfigError
@@ -40,6 +40,9 @@ from ..run_config import RunConfig
 from .progress import JobProgress
 from ..store import RESULT, RunStore, atomic_write_bytes, atomic_write_text, describe, run_lock
 from .base import Executor, RunsFailed
+
+if TYPE_CHECKING:
+    from ..engine.trainer import Tracker
 
 INSTALL_HINT = "pip install -e '.[ray]'"
 MAX_RETRIES = 3                 # retries of a task whose worker died; an exception in the run is never retried
@@ -67,6 +70,8 @@ class RayExecutor(Executor):
     num_cpus: the CPUs of a local Ray (default: this machine's); a cluster has its own.
     scratch: the workers' scratch store (default: a folder in each worker's temporary directory).
     after_round(cfg, r): called in the task after each round (tests use it to kill a worker).
+    tracker: follows every run as it trains, in its task (engine.trainer.Tracker; it must pickle). A worker
+        killed mid-run leaves its run's tracking open; the retry resumes it (integrations/mlflow_track.py).
 
     It connects to Ray when it first needs to (counting slots, training), and, used as a context
     manager, keeps that Ray for several calls (reproduce: the plan's estimate, then the training); a
@@ -75,12 +80,12 @@ class RayExecutor(Executor):
 
     def __init__(self, gpus_per_run: float = DEFAULT_GPUS_PER_RUN, shared_store: bool | None = None,
                  max_retries: int = MAX_RETRIES, num_cpus: int | None = None, scratch: str | None = None,
-                 after_round: Callable[[RunConfig, int], None] | None = None):
+                 after_round: Callable[[RunConfig, int], None] | None = None, tracker: Tracker | None = None):
         require_ray()
         if not (0 < gpus_per_run <= 1 or float(gpus_per_run).is_integer() and gpus_per_run > 0):
             raise ConfigError(f"gpus_per_run={gpus_per_run}: must be a fraction in (0, 1] or a whole number of GPUs")
         self.gpus_per_run, self.shared_store, self.max_retries = float(gpus_per_run), shared_store, max_retries
-        self.num_cpus, self.scratch, self.after_round = num_cpus, scratch, after_round
+        self.num_cpus, self.scratch, self.after_round, self.tracker = num_cpus, scratch, after_round, tracker
         self._depth, self._started = 0, False
 
     # --- connection ------------------------------------------------------------------------------
@@ -154,7 +159,7 @@ class RayExecutor(Executor):
                                    max_retries=self.max_retries, retry_exceptions=False,
                                    name=f"fssl {cfg.algorithm}/{cfg.dataset} {cfg.run_id}")
                     ref = task.options(**options).remote(cfg, str(root), token, self.shared_store, self.scratch,
-                                                         __version__, rounds, self.after_round)
+                                                         __version__, rounds, self.after_round, self.tracker)
                     refs[ref] = cfg
                 failures = self._collect(refs, store, job, rounds)
             except BaseException:           # Ctrl-C, SIGTERM: stop the tasks (on a cluster they would go on)
@@ -214,7 +219,7 @@ class _Rounds:
 
 
 def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scratch: str | None,
-           version: str, rounds, after_round) -> dict:
+           version: str, rounds, after_round, tracker=None) -> dict:
     """The task: train `cfg` into the driver's store at `root` where this worker sees it, else into a
     scratch store here, and return the summary and, from a scratch store, the run directory's files."""
     if version != __version__:      # the run id hashes the version: results must come from the same code
@@ -234,7 +239,7 @@ def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scr
             after_round(cfg, r)
 
     from ..engine.trainer import train
-    result = train(cfg, store, progress=False, after_round=report)
+    result = train(cfg, store, progress=False, after_round=report, tracker=tracker)
     if sees_store:
         return {"summary": result.summary, "files": None}
     d = store.dir(cfg)

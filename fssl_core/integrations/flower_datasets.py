@@ -12,12 +12,13 @@ build_partition's arguments by keyword; `partitioner_for(cfg)` is the partitione
 
 The partition is build_partition over the dataset's label column, computed once, on first use. Client k's
 rows are its labeled indices, then its unlabeled ones, each in fssl's order (sorted; a streamed client's
-unlabeled rows in stream order, whose round r part `partitioner.partition.unlabeled_in_round(k, r)` gives). Every row keeps its true label, as fssl's data does (fssl's engine hides the labels of unlabeled
-rows): a client trains on the labels of rows with labeled=True only. Flower's partition ids are the clients,
+unlabeled rows in stream order, whose round r part `partitioner.partition.unlabeled_in_round(k, r)` gives).
+Every row keeps its true label, as fssl's data does (fssl's engine hides the labels of unlabeled rows): a
+client trains on the labels of rows with labeled=True only. Flower's partition ids are the clients,
 0..num_partitions-1; the server's set has no id, `server_set()` gives it (no rows for labels-at-client
 partitions). `partition` is fssl's `Partition` itself, for its index arrays. Through Flower's
-`FederatedDataset`, pass shuffle=False: it shuffles the set (seed 42) before partitioning by default, and
-the rows are then not those fssl's indices name.
+`FederatedDataset`, pass shuffle=False: it shuffles the set (seed 42) before partitioning by default, and the
+rows are then not those fssl's indices name.
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ COMMON = dict(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=10, 
               local_epochs=1, batch_size=10, resplit_train=6000, resplit_test=2000, trainer="sequential")
 EXPECTED = {"FedAvg": RunConfig(algorithm="fedavg", **COMMON),
             "FedSiam-D": RunConfig(algorithm="fedsiam_d", **COMMON),
-            # plain SGD, as FedSiam's cells run FedMatch (papers/fedsiam/cells.py METHOD_SETTINGS: its official optimiser)
+            # plain SGD, as FedSiam's cells run FedMatch (its official optimiser: papers/fedsiam/cells.py)
             "FedMatch": RunConfig(algorithm="fedmatch", **{**COMMON, "momentum": 0.0})}
 COLUMNS = ["method", "run_id", "side", "round", "accuracy", "wall_seconds", "machine"]
 

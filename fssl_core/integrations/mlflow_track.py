@@ -17,7 +17,8 @@ began are logged at times estimated from the checkpoint's file time (mlflow_fiel
 MLflow failing (a server gone, a locked database) never stops training: the tracker warns (TrackingFailed),
 stops following that run, and `export mlflow` completes its MLflow run once the run has finished.
 `log_figures` logs a notebook's figures to one MLflow run per notebook (reproduce --track mlflow).
-The tracker pickles without its client, so the local executor's worker processes each open their own.
+The tracker pickles without its client, so the local executor's worker processes and Ray's tasks each
+open their own.
 """
 from __future__ import annotations
 
