@@ -41,7 +41,9 @@ def test_merge_writes_deltas_needs_data_rows_and_the_readme_section(tmp_path, mo
                            claim_comparisons=claim_comparisons()).read_text()
     assert "| iid | 0.10 | mnist | fedavg | accuracy | 95.13 | 96.94 |  | 1.81 | 1 | quick | cpu | reduced |" in report
     assert "cifar10 | fedavg" not in report                      # needs-data rows: one line per table
-    assert "1 row(s) need data not on the measuring machine: cifar10 (1)." in report
+    assert ("1 row(s) need data not on the measuring machine: cifar10 (1). Where the data are ($FSSL_DATA, or "
+            "downloaded by torchvision when online), `python -m fssl_core reproduce --only fedsiam_table5 --profile "
+            "quick` fills them.") in report
     assert "| fedsiam_table5 | 71 |" in report
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith("intro\n<!-- results:start -->\n") and readme.endswith("<!-- results:end -->\nafter\n")

@@ -20,7 +20,7 @@ from ..paths import results_dir
 from ..profiles import PROFILES
 from .tables import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS, multiplicity,
                      ClaimComparisons, FarCellCauses, best_protocol, claim_verdicts, comparison_table, is_claim,
-                     published_results, replace_readme_block, summary)
+                     notebooks_of_tables, published_results, replace_readme_block, summary)
 from ..store import atomic_write_text
 
 
@@ -46,7 +46,8 @@ def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None =
                                                             claim_comparisons=claim_comparisons,
                                                             table_intros=table_intros,
                                                             claim_explanations=claim_explanations,
-                                                            display_names=display_names))
+                                                            display_names=display_names,
+                                                            notebooks=notebooks_of_tables(folder)))
     if profile_name not in SEPARATE_PROFILES:
         replace_readme_block(README_START, README_END, readme_summary(frame, far_cell_causes, claim_comparisons))
     return folder / "REPORT.md"
@@ -182,7 +183,10 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
                     far_cell_causes: FarCellCauses | None = None,
                     claim_comparisons: ClaimComparisons | None = None, table_intros: TableIntros | None = None,
                     claim_explanations: ClaimExplanations | None = None,
-                    display_names: Mapping[str, str] | None = None) -> str:
+                    display_names: Mapping[str, str] | None = None,
+                    notebooks: Mapping[tuple[str, str], str] | None = None) -> str:
+    """REPORT.md: the summary, then each table's rows; `notebooks`: (paper, table) -> the notebook that fills
+    its rows (tables.notebooks_of_tables), named in a table's line on rows that wait for data."""
     out = io.StringIO()
     # quick and paper publish into one folder: the title names the profiles of the rows, not only the last job's
     profiles = sorted(set(frame.profile) & set(PROFILES)) if "profile" in frame else []
@@ -202,6 +206,7 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
                                                      display_names))
     for (paper, table), part in frame.groupby(["paper", "table"], sort=False):
         out.write(f"\n## {paper} — {table}\n\n")
+        notebook = (notebooks or {}).get((paper, table), f"{paper}_{table}")
         if (paper, table) in (table_intros or {}):
             out.write(table_intros[(paper, table)] + "\n\n")
         waiting = part[part.status == NEEDS_DATA]
@@ -211,7 +216,10 @@ def render_markdown(frame: pd.DataFrame, notebook_seconds: dict[str, float], pro
             out.write(_markdown_table(table.assign(method=[named(m, display_names or {}) for m in table.method])))
         if len(waiting):
             per = ", ".join(f"{d} ({n})" for d, n in waiting.dataset.value_counts().sort_index().items())
-            out.write(f"\n{len(waiting)} row(s) need data not on the measuring machine: {per}.\n")
+            profile = "paper" if "paper" in set(waiting.profile) else sorted(set(waiting.profile))[0]
+            out.write(f"\n{len(waiting)} row(s) need data not on the measuring machine: {per}. Where the data are "
+                      "($FSSL_DATA, or downloaded by torchvision when online), `python -m fssl_core reproduce --only "
+                      f"{notebook} --profile {profile}` fills them.\n")
     if notebook_seconds:
         out.write("\n## Notebook run times\n\nEach notebook's last measured execution (notebook_seconds.json); "
                   "a notebook whose runs were already in the store reads them back in seconds.\n\n"

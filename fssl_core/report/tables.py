@@ -196,6 +196,16 @@ def published_results(folder: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
 
 
+def notebooks_of_tables(folder: Path) -> dict[tuple[str, str], str]:
+    """(paper, table) -> the notebook whose results CSV in `folder` holds its rows (the CSV's name)."""
+    out: dict[tuple[str, str], str] = {}
+    for f in sorted(Path(folder).glob("*.csv")):
+        if f.name != "report.csv":
+            for key in read_results(f)[["paper", "table"]].drop_duplicates().itertuples(index=False):
+                out.setdefault(tuple(key), f.stem)
+    return out
+
+
 NUMERIC = ["paper_value", "reproduced_value", "reproduced_std", "n_runs", "seconds"]
 
 
