@@ -100,6 +100,15 @@ def test_needs_gpu_and_diverged_rows_draw_no_bar_of_ours():
     assert "1 of 3 cells need a GPU" in fig._supxlabel.get_text()
 
 
+def test_a_paper_protocol_cell_that_diverged_is_not_stood_in_for_by_a_reduced_run():
+    rows = [_row(method="fedavg", reproduced_value=96.9, profile="paper", status="ok"),
+            _row(method="fedfixmatch", reproduced_value=97.0, profile="quick"),
+            _row(method="fedfixmatch", reproduced_value=81.9, profile="paper", status="diverged", n_runs=4)]
+    fig, axes = paper_vs_reproduced(_frame(rows))
+    assert _ours_heights(axes[0]) == [96.9]
+    assert "diverged" in {t.get_text() for t in axes[0].texts}
+
+
 def test_an_at_chance_row_draws_its_bar_and_says_so():
     rows = [_row(method="fedavg"), _row(method="fedmatch", status="at-chance", reproduced_value=9.8)]
     fig, axes = paper_vs_reproduced(_frame(rows))

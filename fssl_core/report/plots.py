@@ -68,15 +68,18 @@ def _panels(rows: pd.DataFrame) -> list[tuple[tuple[str, str, str], pd.DataFrame
 
 def _bars(part: pd.DataFrame) -> pd.DataFrame:
     """One row per method: the paper's value and ours. Where a cell was run at several profiles,
-    ours is the paper-protocol run (`protocol` True); a cell without a result keeps its status."""
+    ours is the paper-protocol run (`protocol` True); a cell without a result keeps its status, and so does
+    a cell whose paper-protocol runs diverged (a reduced run beside them would stand in for a failed one)."""
     out = []
     for method, cell in part.groupby("method", sort=False):
         done = cell[cell.status.isin(DRAWN) & cell.reproduced_value.notna()]
+        if ((cell.profile == "paper") & (cell.status == "diverged")).any():
+            done = done[done.profile == "paper"]
         done = done.assign(first=(done.profile != "paper")).sort_values("first", kind="stable")
         paper = cell.paper_value.dropna()
         row = {"method": method, "paper_value": paper.iloc[0] if len(paper) else np.nan,
                "ours": np.nan, "std": np.nan, "n_runs": 0, "protocol": False,
-               "status": cell.status.iloc[0]}
+               "status": "diverged" if (cell.status == "diverged").any() and not len(done) else cell.status.iloc[0]}
         if len(done):
             best = done.iloc[0]
             row.update(ours=best.reproduced_value, std=best.reproduced_std, n_runs=int(best.n_runs),
