@@ -23,7 +23,7 @@ pytest.importorskip("ray")
 from flwr.app import Context  # noqa: E402
 from flwr.serverapp import Grid, ServerApp  # noqa: E402
 from fssl_core.integrations import flower  # noqa: E402
-from fssl_core.integrations.flower_expected import flwr_run  # noqa: E402
+from fssl_core.integrations.flower_expected import flwr_run, superlinks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "flower-app"
@@ -166,18 +166,6 @@ def test_flwr_run_trains_the_app_into_the_store(tmp_path):
     ours = RunStore(tmp_path / "runs").load(cfg)
     theirs = train(cfg, RunStore(tmp_path / "engine"), progress=False)
     assert _timeless(ours.metrics) == _timeless(theirs.metrics)
-
-
-def superlinks() -> list[int]:
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            command = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(part.endswith(b"flower-superlink") for part in command[:2]):
-            found.append(int(proc.name))
-    return found
 
 
 def _summary(summary: dict) -> dict:

@@ -12,22 +12,11 @@ from fssl_core.integrations.flower_datasets import (  # noqa: E402
 )
 
 from .conftest import requires_mnist  # noqa: E402
+from .test_partition import SMALL_ARGS  # noqa: E402
 
 N, C, K = 600, 10, 10
 LABELS = np.random.default_rng(0).permutation(np.repeat(np.arange(C), N // C))   # shuffled, as a real set
-# arguments that make each partition valid on LABELS with K clients (as tests/test_partition.py's SMALL_ARGS)
-ARGS = {
-    "iid": dict(labeled_ratio=0.1),
-    "noniid1": dict(labeled_ratio=0.1),
-    "noniid2": dict(labeled_ratio=0.1),
-    "noniid3": dict(labeled_ratio=0.1, rich_clients=1),
-    "client_dirichlet": dict(labeled_ratio=0.1, dirichlet_alpha=0.5),
-    "server_iid": dict(server_labeled=50),
-    "server_shards": dict(labeled_ratio=0.1),
-    "server_dirichlet": dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5),
-    "server_lda": dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5),
-    "streaming_dirichlet": dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5, stream_parts=3),
-}
+ARGS = SMALL_ARGS          # arguments that make each partition valid on 600 labels with 10 clients
 assert set(ARGS) == set(PARTITIONS)
 
 

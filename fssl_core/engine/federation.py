@@ -39,6 +39,18 @@ def derived_seed(*parts: int) -> int:
     return int.from_bytes(digest[:8], "little") & (2**63 - 1)
 
 
+def partition_fields(cfg: RunConfig) -> dict[str, Any]:
+    """build_partition's optional arguments for `cfg`: only the fields its partition reads; at the server, a
+    count (`server_labeled` > 0) takes the place of the ratio γ."""
+    fields = {name: getattr(cfg, name) for name in partition_arguments(cfg.partition)}
+    if "server_labeled" in fields:
+        if cfg.server_labeled > 0:
+            fields["labeled_ratio"] = None
+        else:
+            fields["server_labeled"] = None
+    return fields
+
+
 def payload_bytes(payload: Any) -> int:
     """Bytes of every tensor in a (nested) payload, as they would be serialised."""
     if isinstance(payload, Tensor):
@@ -109,16 +121,9 @@ class Federation:
 
     @staticmethod
     def partition_of(cfg: RunConfig, data: ImageData) -> Partition:
-        """The config's partition; only the fields that partition reads are passed to it. At the
-        server, a count (`server_labeled` > 0) takes the place of the ratio γ."""
-        fields = {name: getattr(cfg, name) for name in partition_arguments(cfg.partition)}
-        if "server_labeled" in fields:
-            if cfg.server_labeled > 0:
-                fields["labeled_ratio"] = None
-            else:
-                fields["server_labeled"] = None
+        """The config's partition, built with the arguments `partition_fields` gives."""
         return build_partition(cfg.partition, data.train_y.cpu().numpy(), num_classes=data.num_classes,
-                               num_clients=cfg.clients, seed=cfg.seed, **fields)
+                               num_clients=cfg.clients, seed=cfg.seed, **partition_fields(cfg))
 
     @property
     def cohort(self) -> bool:

@@ -30,6 +30,7 @@ import numpy as np
 from ..data.datasets import load_dataset, resplit, shape_of
 from ..data.partition import PARTITIONS, Partition, PartitionError, build_partition, partition_arguments
 from ..data.partition.checks import check_int
+from ..engine.federation import partition_fields
 from ..run_config import RunConfig
 
 try:
@@ -125,22 +126,10 @@ class FsslPartitioner(Partitioner):
         self._partition = partition
 
 
-def partition_arguments_of(cfg: RunConfig) -> dict[str, Any]:
-    """build_partition's optional arguments for `cfg`, as fssl's engine passes them
-    (engine.Federation.partition_of): at the server a count (server_labeled > 0) replaces the ratio γ."""
-    fields = {name: getattr(cfg, name) for name in partition_arguments(cfg.partition)}
-    if "server_labeled" in fields:
-        if cfg.server_labeled > 0:
-            fields["labeled_ratio"] = None
-        else:
-            fields["server_labeled"] = None
-    return fields
-
-
 def partitioner_for(cfg: RunConfig) -> FsslPartitioner:
     """The partitioner of the run `cfg`: over `training_set(cfg)` it gives the clients fssl's engine trains."""
     return FsslPartitioner(cfg.partition, num_partitions=cfg.clients, seed=cfg.seed,
-                           num_classes=shape_of(cfg.dataset).num_classes, **partition_arguments_of(cfg))
+                           num_classes=shape_of(cfg.dataset).num_classes, **partition_fields(cfg))
 
 
 def training_set(cfg: RunConfig) -> datasets.Dataset:

@@ -63,21 +63,31 @@ def flwr_run(cfg: RunConfig, runs: Path) -> tuple[float, str]:
     return time.perf_counter() - start, done.stdout + done.stderr
 
 
-def stop_superlink(home: Path) -> list[int]:
-    """Stop the local SuperLink that `flwr run` started with Flower home `home` (it outlives the command, by
-    Flower's design; its command line names its database under `home`). Linux's /proc; the pids stopped."""
-    stopped = []
+def superlinks(home: Path | None = None) -> list[int]:
+    """The pids of the local SuperLinks running (Linux's /proc); with `home`, only the one whose command line
+    names its database under that Flower home."""
+    found = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             command = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(part.endswith(b"flower-superlink") for part in command[:2]) and str(home).encode() in b" ".join(command):
-            try:
-                os.kill(int(proc.name), signal.SIGTERM)
-                stopped.append(int(proc.name))
-            except ProcessLookupError:
-                pass
+        if any(part.endswith(b"flower-superlink") for part in command[:2]) and \
+                (home is None or str(home).encode() in b" ".join(command)):
+            found.append(int(proc.name))
+    return found
+
+
+def stop_superlink(home: Path) -> list[int]:
+    """Stop the local SuperLink that `flwr run` started with Flower home `home` (it outlives the command, by
+    Flower's design); the pids stopped."""
+    stopped = []
+    for pid in superlinks(home):
+        try:
+            os.kill(pid, signal.SIGTERM)
+            stopped.append(pid)
+        except ProcessLookupError:
+            pass
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and any(_alive(pid) for pid in stopped):
         time.sleep(0.2)
