@@ -78,6 +78,8 @@ methods = None                          # None: the profile's scope (headline: f
 diagnostics = None                      # variants that explain a result (not the paper's methods); None:
                                         # fedavg_fixmatch_lr0.01, supervised_lr0.01 (none at the headline profile)
 seeds = None                            # None: the profile's share of seeds 1-3
+claim_seeds = None                      # None: `seeds`; else the seeds of FedAnchor, SemiFL and the same-view
+                                        # FedAnchor, whose claims more seeds decide (published: [1, 2, 3, 4, 5])
 same_views = None                       # None: the profile's scope (headline: none; else FedAnchor with SemiFL's
                                         # server views, fedanchor_weak_server: the comparison without the difference)
 
@@ -90,7 +92,7 @@ run_profile = get_profile(profile)
 # (papers/fedanchor/plans.py: no training, no file written)
 cells, same_view_cells, probe = fedanchor.plans.fmnist(profile, device, settings=settings, anchors=anchors,
                                                        methods=methods, diagnostics=diagnostics, seeds=seeds,
-                                                       same_views=same_views)
+                                                       same_views=same_views, claim_seeds=claim_seeds)
 
 # %%
 import pandas as pd

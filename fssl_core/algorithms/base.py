@@ -38,7 +38,7 @@ from ..learning.aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..learning.batches import Batch, DataView, Plan, TrainImages
 from ..config import SharedFields, setting, settings_of
 from ..models import grouped
-from ..learning.training import Nets, Step, Tensors
+from ..learning.training import SGD, Nets, Step, Tensors
 
 
 @dataclass(frozen=True)
@@ -216,9 +216,11 @@ class Context:
 
 
 # A server-side trainer the engine hands to `server_update` and `server_finish`:
-# train(nets, trainable, loss, plan, lr=None, part=0) trains `nets[trainable]` in place on the
-# server's labeled data with the run's optimiser settings (or its own `lr`), returning the loss
-# statistics; `part` numbers the trainings of one hook so each draws its own random stream.
+# train(nets, trainable, loss, plan, lr=None, part=0, params=None, momentum=None) trains `nets[trainable]`
+# in place on the server's labeled data with `server_sgd` (its own `lr`, e.g. pre-training's), returning the
+# loss statistics; `part` numbers the trainings of one hook so each draws its own random stream; `params`
+# limits it to some of the network's parameters (e.g. one head); `momentum` is a dict the algorithm keeps in its
+# state to carry the optimiser's velocity from one training to the next (learning.training.train_party).
 ServerTrain = Callable[..., dict]
 
 
@@ -280,6 +282,16 @@ class Algorithm:
         (RunConfig.server_sgd: BS_tr, or the FedSiam authors' labels-at-server 10)."""
         return Plan(epochs=self.cfg.server_epochs if epochs is None else epochs,
                     labeled_batch=server_sgd_of(self.cfg)[0])
+
+    def client_sgd(self, round: int) -> SGD:
+        """The clients' optimiser in `round`. Default: the run's SGD (lr, momentum, weight decay), every round."""
+        return SGD(self.cfg.lr, self.cfg.momentum, self.cfg.weight_decay)
+
+    def server_sgd(self, round: int, lr: float | None = None) -> SGD:
+        """The server's optimiser on its labeled set before or after `round` (RunConfig.server_sgd's momentum
+        and weight decay), at the run's lr or a training's own `lr`."""
+        _, momentum, weight_decay = server_sgd_of(self.cfg)
+        return SGD(self.cfg.lr if lr is None else lr, momentum, weight_decay)
 
     def download(self, state: State, round: int, client: int) -> Payload:
         return {"model": state["model"]}

@@ -14,7 +14,8 @@ two changes, in the paper's symbols:
         L_c = 1/C Σ_c l(c)                                                                   (Eq. 2)
 
 Reading choices, and why (the evidence and the alternatives: papers/fedanchor/READINGS.md, "FedAnchor"):
-- Eq. 1 over ordered pairs i ≠ j; both server losses reach the shared backbone;
+- Eq. 1 over ordered pairs i ≠ j; the server step head by head in the paper's cells (`server_step`: the CE
+  epoch trains all but the anchor head, the L_c epoch the anchor head alone), every parameter in both by default;
 - Z^anchor in eval mode on the un-augmented anchors; the download counts the embeddings and labels;
 - FedAnchor (mix): Appendix B's fix + mix loss in the server's CE epoch; static BatchNorm for every method.
 """
@@ -33,6 +34,7 @@ from .base import Payload, State
 from .semifl import AlternateTraining, SemiFLSettings, mixup_lambda, mixup_loss
 
 
+ANCHOR_HEAD = "projection."        # the anchor head's parameters in every network (models/base.py)
 # SemiFL's threshold (Appendix C), the common criterion at which FedAnchor's confident samples are counted too
 COMMON_CONFIDENCE = 0.95
 
@@ -72,6 +74,11 @@ def anchor_pseudo_labels(z: Tensor, anchors: Tensor, anchor_labels: Tensor, num_
     return labels_hat, best
 
 
+# FedAnchorSettings.server_step. The default keeps the runs stored before the choice was a setting; the paper's
+# cells (papers/fedanchor/cells.py) name 'head_by_head'.
+SERVER_STEPS = ("all_parameters", "head_by_head")
+
+
 @dataclass(frozen=True)
 class FedAnchorSettings(SemiFLSettings):
     """FedAnchor's server step (§4.4-4.5) and the choices the paper leaves open (papers/fedanchor/READINGS.md)."""
@@ -85,6 +92,10 @@ class FedAnchorSettings(SemiFLSettings):
                                  "mixup (§4.5)")
     server_ce_view: str = setting("strong", ("strong", "weak"), "the server CE epoch on the anchors: 'strong' views "
                                   "(§4.5) or 'weak', SemiFL's (the comparison without that difference)")
+    server_step: str = setting("all_parameters", SERVER_STEPS, "§4.4's two server epochs: 'head_by_head' (the CE "
+                               "epoch trains all but the anchor head, the L_c epoch the anchor head only: the paper's "
+                               "\"one epoch on the classification head ... one epoch on the anchor head\") or "
+                               "'all_parameters' (both epochs train every parameter)")
 
 
 class FedAnchor(AlternateTraining):
@@ -103,14 +114,24 @@ class FedAnchor(AlternateTraining):
             state["anchor_labels"] = self.ctx.images.y[self.ctx.server_view.labeled].to(torch.uint8)
 
     def server_train(self, state: State, train, lr: float | None = None, part: int = 0) -> None:
-        """§4.4: one epoch of CE (or Appendix B's mixup, for FedAnchor (mix)), one of L_c."""
+        """§4.4: one epoch of CE (or Appendix B's mixup, for FedAnchor (mix)), one of L_c; head by head,
+        the CE epoch trains the backbone and the classification head, the L_c epoch the anchor head."""
         cfg, nets = self.cfg, {"model": state["model"]}
+        classification, anchor = self.head_parameters()
         if cfg.server_epochs:
-            train(nets, ("model",), self.server_loss,
-                  self.server_plan(), lr=lr, part=2 * part)
+            train(nets, ("model",), self.server_loss, self.server_plan(), lr=lr, part=2 * part,
+                  params=classification, momentum=self.kept_momentum(state, lr))
         if cfg.contrastive_loss:
-            train(nets, ("model",), self.contrastive_step,
-                  Plan(epochs=1, labeled_batch=cfg.contrastive_batch_size), lr=lr, part=2 * part + 1)
+            train(nets, ("model",), self.contrastive_step, Plan(epochs=1, labeled_batch=cfg.contrastive_batch_size),
+                  lr=lr, part=2 * part + 1, params=anchor)
+
+    def head_parameters(self) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+        """The parameters of the CE epoch and of the L_c epoch (None: every parameter)."""
+        if self.cfg.server_step == "all_parameters":
+            return None, None
+        names = frozenset(n for n, _ in self.ctx.model.named_parameters())
+        anchor = frozenset(n for n in names if n.startswith(ANCHOR_HEAD))
+        return names - anchor, anchor
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         x = batch.labeled

@@ -13,19 +13,21 @@ One round (FedAnchor's Algorithm 1, which is SemiFL's with another pseudo-labell
     w_{t+1} = Σ_m n_m / Σ n_m · w^m_{t+1}                                            (line 10)
     w_{t+1} ← ServerTraining(w_{t+1}, labeled set)                                   (line 11)
 
-SemiFL's pseudo-label is the model's own prediction, ŷ = argmax softmax f(x), score = its
-probability, t = 0.95 (Appendix C). Its server training is `server_epochs` epochs of
-cross-entropy on the weakly augmented labeled set. Before round 1 the model is pre-trained on the
-labeled set for `pretrain_epochs` epochs at `pretrain_lr` (Appendix C: 5 epochs, 0.05).
+SemiFL's pseudo-label is the model's own prediction, ŷ = argmax softmax f(x), score = its probability,
+t = 0.95 (Appendix C). Its server training is `server_epochs` epochs of cross-entropy on the weakly augmented
+labeled set, after pre-training on it (`pretrain_epochs` at `pretrain_lr`; Appendix C: 5 epochs, 0.05).
 
 Reading choices, and why (the evidence and the alternatives: papers/fedanchor/READINGS.md, "SemiFL"):
-- pseudo-labels once per round, from the downloaded model in eval mode on plain images (Algorithm 1);
-- D_mix drawn with replacement from all the client's samples (Eq. 6); empty fix sets left out of the
-  average; static BatchNorm after pre-training and each round's server training.
+- pseudo-labels once per round, from the downloaded model in eval mode on plain images (Algorithm 1); D_mix
+  drawn with replacement from all the client's samples (Eq. 6); empty fix sets left out of the average;
+  static BatchNorm after pre-training and each round's server training;
+- SemiFL's own code, as named settings the FedAnchor cells turn on ("SemiFL as SemiFL's code runs it"):
+  Nesterov, clipping, a cosine lr over the rounds, the server's momentum kept, a global momentum step.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -35,7 +37,7 @@ from torch import Tensor
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, DataView, Plan, UnlabeledPart
 from ..config import setting
-from ..learning.training import Nets, Step, Tensors
+from ..learning.training import SGD, Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .fedfixmatch import FedFixMatch
 from .static_batchnorm import static_statistics
@@ -62,6 +64,21 @@ class SemiFLSettings(AlgorithmSettings):
     pretrain_lr: float = setting(0.05, "(0, inf)", "their learning rate (Appendix C)")
     client_mixup: bool = setting(True, (False, True), "clients minimise L_fix + b·L_mix (Appendix B, Eq. 10); "
                                  "False: L_fix only")
+    # SemiFL's own code (papers/fedanchor/READINGS.md, "SemiFL as SemiFL's code runs it": file and line of each);
+    # the defaults keep the FedAnchor paper's plain SGD, which its Appendix C gives for every method
+    nesterov: bool = setting(False, (False, True), "Nesterov momentum, server and clients (SemiFL's code: "
+                             "src/utils.py L159)")
+    clip_grad_norm: float = setting(0.0, "[0, inf)", "every step's gradient clipped to this norm, server and clients "
+                                    "(torch's clip_grad_norm_; SemiFL's code: 1, src/modules/modules.py L165); 0: none")
+    lr_schedule: str = setting("constant", ("constant", "cosine"), "'cosine': lr·(1 + cos(π(t−1)/T))/2 in round t of "
+                               "T, server and clients, pre-training apart (SemiFL's code: CosineAnnealingLR stepped "
+                               "once a round, src/train_classifier_ssfl.py L50, L93)")
+    server_momentum_kept: bool = setting(False, (False, True), "the server's SGD velocity carried from each round's "
+                                         "training to the next (SemiFL's code: src/modules/modules.py L151, L201); "
+                                         "False: a fresh one each round")
+    global_momentum: float = setting(0.0, "[0, 1)", "μ_g: the aggregate is an SGD step (lr 1, momentum μ_g) on the "
+                                     "parameters' pseudo-gradient w_t − Σ_m p_m w^m (SemiFL's code: gm = 0.5, "
+                                     "src/modules/modules.py L39-59); 0: the weighted mean itself")
 
 
 class AlternateTraining(Algorithm):
@@ -76,7 +93,28 @@ class AlternateTraining(Algorithm):
     reads_also = ("pseudo_label_threshold",)    # FedFixMatch's T, the clients' confidence threshold
 
     def init_state(self, initial: Tensors) -> State:
-        return {"model": initial, "last": {}}
+        state = {"model": initial, "last": {}}
+        if self.cfg.server_momentum_kept:
+            state["server_momentum"] = {}      # the server optimiser's velocity, by parameter
+        if self.cfg.global_momentum:
+            state["global_momentum"] = {}      # the aggregation's velocity, by parameter
+        return state
+
+    # --- optimisers (SemiFL's code, where its settings ask: see SemiFLSettings) --------------
+    def lr_factor(self, round: int) -> float:
+        """The cosine schedule's factor in `round` (1-based; 1 before round 1), or 1."""
+        if self.cfg.lr_schedule == "constant" or round < 1:
+            return 1.0
+        return 0.5 * (1.0 + math.cos(math.pi * (round - 1) / self.cfg.rounds))
+
+    def client_sgd(self, round: int) -> SGD:
+        cfg = self.cfg
+        return SGD(cfg.lr * self.lr_factor(round), cfg.momentum, cfg.weight_decay, cfg.nesterov, cfg.clip_grad_norm)
+
+    def server_sgd(self, round: int, lr: float | None = None) -> SGD:
+        base = super().server_sgd(round, lr)
+        scaled = base.lr if lr is not None else base.lr * self.lr_factor(round)     # pre-training's own lr: unscheduled
+        return replace(base, lr=scaled, nesterov=self.cfg.nesterov, clip_norm=self.cfg.clip_grad_norm)
 
     # --- server ------------------------------------------------------------------------------
     def server_update(self, state: State, round: int, train) -> None:
@@ -97,7 +135,12 @@ class AlternateTraining(Algorithm):
     def server_train(self, state: State, train, lr: float | None = None, part: int = 0) -> None:
         if self.cfg.server_epochs:
             train({"model": state["model"]}, ("model",), self.server_loss,
-                  self.server_plan(), lr=lr, part=part)
+                  self.server_plan(), lr=lr, part=part, momentum=self.kept_momentum(state, lr))
+
+    def kept_momentum(self, state: State, lr: float | None) -> dict | None:
+        """The server's velocity carried across the rounds' trainings (`server_momentum_kept`); pre-training
+        (its own `lr`) starts its own."""
+        return state["server_momentum"] if self.cfg.server_momentum_kept and lr is None else None
 
     server_loss = FedFixMatch.server_loss       # cross-entropy on the weakly augmented labeled set
 
@@ -105,7 +148,22 @@ class AlternateTraining(Algorithm):
         trained = [u for u in uploads if "model" in u.payload]
         model = (weighted_mean([u.payload["model"] for u in trained], self.client_weights(trained))
                  if trained else state["model"])
+        if trained and self.cfg.global_momentum:
+            model = self.global_step(state, model)
         return {**state, "model": model, "last": _round_report([u.payload["report"] for u in uploads])}
+
+    def global_step(self, state: State, mean: Tensors) -> Tensors:
+        """SemiFL's global optimiser: SGD (lr 1, momentum μ_g, no weight decay, no Nesterov) with the
+        gradient w_t − mean on the network's parameters; the buffers (BatchNorm statistics) are the mean's.
+        With μ_g = 0 this is the mean itself."""
+        velocity, model = state["global_momentum"], dict(mean)
+        names = sorted(n for n, _ in self.ctx.model.named_parameters())
+        params = [state["model"][n].clone() for n in names]
+        kept = SGD(1.0, self.cfg.global_momentum, 0.0).step(
+            params, [state["model"][n] - mean[n] for n in names], [velocity[n] for n in names] if velocity else None)
+        velocity.update(zip(names, kept))
+        model.update(zip(names, params))
+        return model
 
     def round_metrics(self, state: State) -> dict[str, float]:
         return dict(state["last"])

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from ..algorithms import ALGORITHMS
-from ..algorithms.base import Algorithm, Context, Payload, State, Upload, server_sgd_of
+from ..algorithms.base import Algorithm, Context, Payload, State, Upload
 from ..learning.batches import DataView, Plan, TrainImages
 from ..config import AUTO
 from ..run_config import RunConfig
@@ -28,7 +28,7 @@ from ..models import build_model, count_parameters
 from . import gpu_defaults
 from ..learning import precision
 from ..learning.cohort import stack_nets, train_cohort, unstack_nets
-from ..learning.training import SGD, Nets, Tensors, train_party
+from ..learning.training import Nets, Tensors, train_party
 
 SERVER = -1   # party id of the server in seeds and logs
 
@@ -211,22 +211,21 @@ class Federation:
         return (self.cohort and other.cohort and other.images.x is self.images.x
                 and type(other.algorithm) is type(self.algorithm) and other.param_names == self.param_names)
 
-    def _optimizer(self) -> SGD:
-        return SGD(self.cfg.lr, self.cfg.momentum, self.cfg.weight_decay)
-
     def _server_trainer(self, hook_round: int, stage: int = 0):
-        _, server_momentum, server_decay = server_sgd_of(self.cfg)
-        server_optimizer = SGD(self.cfg.lr, server_momentum, server_decay)
+        algo = self.algorithm
 
-        def train(nets: Nets, trainable, loss_fn, plan: Plan, lr: float | None = None, part: int = 0) -> dict:
+        def train(nets: Nets, trainable, loss_fn, plan: Plan, lr: float | None = None, part: int = 0,
+                  params: frozenset[str] | None = None, momentum: dict | None = None) -> dict:
             """`lr`: this training's own learning rate (e.g. pre-training's); `part` tells apart
-            the random streams of several trainings in one hook (e.g. a CE and an L_c epoch)."""
-            opt = server_optimizer if lr is None else SGD(lr, server_momentum, server_decay)
+            the random streams of several trainings in one hook (e.g. a CE and an L_c epoch);
+            `params`: the network's parameters it trains (default: all); `momentum`: the optimiser's
+            velocity kept by the algorithm across trainings (train_party)."""
             # every server training its own stream, apart from the round's client sampling,
             # which draws from (seed, round, SERVER)
             generator = self.generator(hook_round, SERVER, stage, part)
-            return train_party(nets, trainable, self.param_names, loss_fn, self.images, self.server_view,
-                               plan, opt, generator, hook_round, participation=max(hook_round, 1))
+            return train_party(nets, trainable, self.param_names if params is None else params, loss_fn,
+                               self.images, self.server_view, plan, algo.server_sgd(hook_round, lr), generator,
+                               hook_round, participation=max(hook_round, 1), momentum=momentum)
         return train
 
     def server_begin(self, state: State, round: int) -> None:
@@ -244,7 +243,7 @@ class Federation:
         nets = algo.client_init(payload, view)
         walk = algo.local_view(nets, view)
         stats = train_party(nets, algo.trainable, self.param_names, algo.loss, self.images, walk,
-                            algo.plan(walk, round), self._optimizer(), self.generator(round, client), round,
+                            algo.plan(walk, round), algo.client_sgd(round), self.generator(round, client), round,
                             after_step=algo.after_step, participation=participation)
         return Upload(client, algo.upload(nets, view, round), view.num_labeled, view.num_unlabeled, stats,
                       participation)
@@ -342,7 +341,7 @@ def _train_cohort(feds: list[Federation], rounds: list[_Round], round: int) -> l
     stacked = stack_nets(inits)
     all_stats = train_cohort(stacked, algo.trainable, lead.param_names, algo.loss, lead.images,
                              [w for run in per_run for w in run[2]], [p for run in per_run for p in run[3]],
-                             lead._optimizer(), [g for run in per_run for g in run[4]], round,
+                             lead.algorithm.client_sgd(round), [g for run in per_run for g in run[4]], round,
                              after_step=algo.after_step, participations=[c for r in rounds for c in r.clocks])
     trained = iter(zip(unstack_nets(stacked, len(inits)), all_stats))
     out = []

@@ -178,6 +178,9 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     """`train_party` for a cohort: `nets` stacked over the clients (in `views` order) are updated in
     place; returns each client's mean loss and statistics, as `train_party` would. `participations`:
     each client's Step.participation (default 1)."""
+    if optimizer.clip_norm:   # clip_grad_norm_'s norm is one client's; on the stacked tensors it would be the cohort's
+        raise ValueError(f"train_cohort: optimizer.clip_norm={optimizer.clip_norm!r}: a cohort trains without "
+                         "clipping (an algorithm that clips trains its clients one by one)")
     count = len(views)
     device = images.x.device
     names = {role: parameter_names(nets[role], param_names) for role in trainable}

@@ -40,19 +40,26 @@ class Step:
 
 @dataclass(frozen=True)
 class SGD:
-    """torch.optim.SGD's update (dampening 0, no Nesterov), on dicts of tensors.
+    """torch.optim.SGD's update (dampening 0), on dicts of tensors, after
+    torch.nn.utils.clip_grad_norm_ when `clip_norm` > 0 (SemiFL's code clips every step to 1).
 
-    d = g + wd·p;  v = d on the first step, else m·v + d;  p ← p − lr·v
+    g ← g · min(1, clip / (‖g‖ + 1e-6));  d = g + wd·p;  v = d on the first step, else m·v + d;
+    p ← p − lr·(d + m·v) with Nesterov, else p ← p − lr·v
     """
     lr: float
     momentum: float
     weight_decay: float
+    nesterov: bool = False
+    clip_norm: float = 0.0
 
     def step(self, params: list[Tensor], grads: list[Tensor], velocity: list[Tensor] | None) -> list[Tensor]:
         with torch.no_grad():
             # a grouped linear layer's weight gradient arrives transposed (strided); contiguous, the
             # elementwise updates below run vectorised, twice as fast (the same floats: elementwise)
             grads = [g.contiguous() for g in grads]
+            if self.clip_norm:
+                total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+                grads = torch._foreach_mul(grads, (self.clip_norm / (total + 1e-6)).clamp(max=1.0))
             d = torch._foreach_add(grads, params, alpha=self.weight_decay) if self.weight_decay else grads
             if self.momentum:
                 if velocity is None:
@@ -60,7 +67,7 @@ class SGD:
                 else:
                     torch._foreach_mul_(velocity, self.momentum)
                     torch._foreach_add_(velocity, d)
-                d = velocity
+                d = torch._foreach_add(d, velocity, alpha=self.momentum) if self.nesterov else velocity
             torch._foreach_add_(params, d, alpha=-self.lr)
         return velocity
 
@@ -71,14 +78,19 @@ AfterStepFn = Callable[[Nets, Step], None]
 
 def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
                 images: TrainImages, view: DataView, plan: Plan, optimizer: SGD, generator: torch.Generator,
-                round: int, after_step: AfterStepFn | None = None, participation: int = 1) -> dict[str, float]:
+                round: int, after_step: AfterStepFn | None = None, participation: int = 1,
+                momentum: dict[str, Tensor] | None = None) -> dict[str, float]:
     """Run `plan` on one party's data, updating `nets[trainable]` in place (`participation`: see Step).
+    `param_names`: the parameters trained (a subset of the network's trains only those). `momentum`: the
+    optimiser's velocity carried from an earlier training, by "role.name", updated in place (empty: the
+    first training; None: a fresh velocity, not kept).
 
     Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
     the loss is not finite (checked once at the end, to keep host syncs out of the step).
     """
+    keys = [f"{role}.{name}" for role in trainable for name in parameter_names(nets[role], param_names)]
     leaves = [nets[role][name].requires_grad_() for role in trainable for name in parameter_names(nets[role], param_names)]
-    velocity = None
+    velocity = [momentum[k] for k in keys] if momentum else None
     steps = plan.steps(view)
     totals: dict[str, Tensor] = {}
     for i, batch in enumerate(batches(images, view, plan, generator)):
@@ -93,6 +105,8 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
         accumulate(totals, {"loss": loss, **stats})
     for t in leaves:
         t.requires_grad_(False)
+    if momentum is not None and velocity is not None:
+        momentum.update(zip(keys, velocity))
     return step_means(totals, steps, round)
 
 

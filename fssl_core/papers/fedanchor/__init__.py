@@ -2,10 +2,10 @@
 (and Table 4's arithmetic) in cells.py, claims in claims.py, the printed numbers in values.csv."""
 from . import plans
 from .plans import NOTEBOOK_PLANS
-from .cells import (ALL_METHODS, ANCHOR, ANCHOR_DIM, CURVE_FIGURES, DIAGNOSTICS, FIGURE5_QUICK_ROUNDS, FIGURE5_ROUNDS,
+from .cells import (ALL_METHODS, ALTERNATIVES, ANCHOR, ANCHOR_DIM, CLAIM_METHODS, CURVE_FIGURES, DIAGNOSTICS, FIGURE5_QUICK_ROUNDS, FIGURE5_ROUNDS,
                     FMNIST_METHODS, FMNIST_METRICS, FMNIST_QUICK, FMNIST_SETTINGS, FOLDER, HEADLINE_METHODS,
                     HEADLINE_SETTINGS, METHODS, NOT_IMPLEMENTED, NUM_CLASSES, PAPER, QUICK_CIFAR, SAME_VIEWS,
-                    SAME_VIEWS_METRICS, SEEDS, SETTINGS,
+                    SAME_VIEWS_METRICS, SEEDS, SEMIFL, SEMIFL_CODE, SETTINGS,
                     SHARED, TABLE4_ANCHORS, curve_cells, downstream_overhead, figure5_configs, fmnist_cells,
                     missing_methods, not_implemented_rows, paper_config, paper_value, paper_values, table4_rows,
                     table_cells)
@@ -23,6 +23,8 @@ DISPLAY_NAMES = {
     "fedanchor_client_mixup": "FedAnchor +client mix", "fedanchor_no_mixup": "FedAnchor w/o mixup",
     "fedanchor_client_server_mixup": "FedAnchor +both mix", "fedanchor_server_mixup": "FedAnchor +server mix",
     "fedanchor_no_contr_loss": "FedAnchor w/o contr.", "fedanchor_weak_server": "FedAnchor, SemiFL's server views",
+    "fedanchor_all_parameters": "FedAnchor, all parameters in both server epochs",
+    "semifl_plain": "SemiFL, 1 plain server epoch + FedAvg",
 }
 # The sentence introducing each of the paper's tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {

@@ -4,22 +4,31 @@ without executing the notebook. Nothing here trains or writes a file."""
 from __future__ import annotations
 
 from ...profiles import get_profile
-from .cells import DIAGNOSTICS, SAME_VIEWS, SAME_VIEWS_METRICS, curve_cells, figure5_configs, fmnist_cells, table_cells
+from .cells import CLAIM_METHODS, DIAGNOSTICS, SAME_VIEWS, SAME_VIEWS_METRICS, curve_cells, figure5_configs, fmnist_cells, table_cells
 
 
-def fmnist(profile: str, device: str, *, settings, anchors, methods, diagnostics, seeds, same_views) -> tuple:
+def fmnist(profile: str, device: str, *, settings, anchors, methods, diagnostics, seeds, same_views,
+           claim_seeds=None) -> tuple:
     """(cells, same_view_cells, probe): the comparison; FedAnchor with SemiFL's server views (the comparison
-    without that difference); the diagnostic variants' accuracy cells (DIAGNOSTICS; none at the headline)."""
+    without that difference); the diagnostic variants' accuracy cells (DIAGNOSTICS; none at the headline).
+    `claim_seeds` (None: `seeds`): the seeds of the methods the claims compare (CLAIM_METHODS and the same-view
+    FedAnchor), where more seeds decide more claims."""
     run_profile = get_profile(profile)
     where = dict(settings=settings, anchors=anchors, seeds=seeds)
     cells = fmnist_cells(run_profile, device, methods=methods, **where)
+    if claim_seeds is not None:
+        claimed = {**where, "seeds": claim_seeds}
+        compared = [m for m in CLAIM_METHODS if any(cell.method == m for cell in cells)]
+        cells = ([cell for cell in cells if cell.method not in CLAIM_METHODS]
+                 + fmnist_cells(run_profile, device, methods=compared, **claimed))
+        where = claimed
     if diagnostics is None:
         diagnostics = run_profile.scope(list(DIAGNOSTICS), list(DIAGNOSTICS), headline=[])
     if same_views is None:
         same_views = run_profile.scope([SAME_VIEWS], [SAME_VIEWS], headline=[])
     same_view_cells = fmnist_cells(run_profile, device, methods=same_views, metrics=SAME_VIEWS_METRICS, **where)
-    probe = ([c for c in fmnist_cells(run_profile, device, methods=diagnostics, **where) if c.metric == "accuracy"]
-             if diagnostics else [])
+    probe = ([c for c in fmnist_cells(run_profile, device, methods=diagnostics, **{**where, "seeds": seeds})
+              if c.metric == "accuracy"] if diagnostics else [])
     return cells, same_view_cells, probe
 
 
