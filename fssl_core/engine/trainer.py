@@ -166,7 +166,7 @@ def train_batch(configs: list[RunConfig], store: RunStore | None = None, progres
         if recorders:
             order = {c.run_id: i for i, c in reversed(list(enumerate(configs)))}
             recorders.sort(key=lambda rec: order[rec.cfg.run_id])      # train in the order given
-            with _single_thread_on_cpu(recorders[0].cfg):
+            with single_thread_on_cpu(recorders[0].cfg):
                 results.update(_train_claimed(recorders, progress, after_round, tracker))
     return [results[c.run_id] for c in configs]
 
@@ -255,7 +255,9 @@ def _train_rounds(recorders: list[RunRecorder], progress: bool, after_round: Aft
 
 
 @contextmanager
-def _single_thread_on_cpu(cfg: RunConfig) -> Iterator[None]:
+def single_thread_on_cpu(cfg: RunConfig) -> Iterator[None]:
+    """One torch thread on the CPU while a run trains: how every run here computes (a replay of a run must
+    run under it too: other thread counts reduce in another order, and the floats differ)."""
     threads = torch.get_num_threads()
     if cfg.device == "cpu":
         torch.set_num_threads(1)
