@@ -125,3 +125,25 @@ def test_holm_steps_down_until_a_p_value_misses_its_threshold():
     assert holm([0.01, 0.04, 0.03, None]) == [True, False, False, None]
     assert holm([0.001, 0.02, 0.04]) == [True, True, True]         # 0.001 ≤ .0167, 0.02 ≤ .025, 0.04 ≤ .05
     assert holm([]) == []
+
+
+def test_claims_in_words_counts_verdicts_and_gives_the_detectable_range_per_unit():
+    import pandas as pd
+    from fssl_core.report.tables import claims_in_words
+    claims = pd.DataFrame({
+        "paper": ["p"] * 4 + ["q"],
+        "verdict": ["holds", "within noise", "within noise", "within noise", "refuted"],
+        "power": ["", "undecided at n = 3 (detects ≥ 4.10 points)", "undecided at n = 5 (detects ≥ 0.34 points)",
+                  "undecided at n = 3 (detects ≥ 120.00 samples per client)", ""],
+        "holm": ["within noise", "within noise", "within noise", "within noise", "refuted"]})
+    words = claims_in_words(claims)
+    assert "p: of 4 claims tested, 1 hold, 0 are refuted and 3 undecided" in words
+    assert "0.34 to 4.10 points; 120.00 samples per client" in words
+    assert "keeps 0 of the 1 holds" in words
+    assert "q: of 1 claims tested, 0 hold, 1 are refuted and 0 undecided." in words
+
+
+def test_a_power_line_speaks_the_claims_unit():
+    from fssl_core.report.claim_test import Comparison, Side
+    verdict = Comparison(Side("a", 10.0, 3.0, 3), (Side("b", 9.0, 3.0, 3),), unit="MB").verdict(1.0)
+    assert verdict.power_line(3, "MB").endswith(" MB)") and verdict.power_line(3).endswith(" points)")

@@ -117,11 +117,11 @@ class Verdict:
         """The smallest difference the deciding test detects with POWER (80%) at its n and spread."""
         return None if self.interval is None else self.interval.detectable
 
-    def power_line(self, fewest: int) -> str:
-        """What an undecided verdict can say: "undecided at n = 3 (detects ≥ 4.1 points)"."""
+    def power_line(self, fewest: int, unit: str = "points") -> str:
+        """What an undecided verdict can say: "undecided at n = 3 (detects ≥ 4.1 points)", in the claim's unit."""
         if self.word != WITHIN_NOISE or self.detectable is None:
             return ""
-        return f"undecided at n = {fewest} (detects ≥ {self.detectable:.2f} points)"
+        return f"undecided at n = {fewest} (detects ≥ {self.detectable:.2f} {unit or 'points'})"
 
 
 @dataclass(frozen=True)

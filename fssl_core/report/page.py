@@ -19,7 +19,8 @@ from .claim_test import MIN_SEEDS, POWER, REFUTED
 from ..paths import results_dir
 from ..profiles import PROFILES
 from .tables import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS, multiplicity,
-                     ClaimComparisons, FarCellCauses, best_protocol, claim_verdicts, comparison_table, is_claim,
+                     ClaimComparisons, FarCellCauses, best_protocol, claim_verdicts, claims_in_words, comparison_table,
+                     is_claim,
                      notebooks_of_tables, published_results, replace_readme_block, summary)
 from ..store import atomic_write_text
 
@@ -59,14 +60,19 @@ def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = 
     are (every claim row, its verdict, power line and Holm-adjusted verdict are in REPORT.md's summary)."""
     import textwrap
     table = summary(frame, far_cell_causes, claim_comparisons)
+    words = claims_in_words(claim_verdicts(frame, claim_comparisons))
     said = (f"Per paper: its printed cells, counted at the best protocol measured (the paper's, else a reduced one); "
             f"those within {WITHIN_POINTS:g} points of the paper; of the farther ones, those its one pre-registered "
             f"cause reading (run at least {MIN_SEEDS} times) brings within it, marked prospective or post hoc by "
             "git, and those only an exploratory reading brings near (not a cause); where far cells share their runs "
             "(FedAvg reads no unlabeled sample, so its Non-IID-I and -II cells are one computation), how many "
             f"computations they are; the claims' verdicts (Welch's t, untested under {MIN_SEEDS} seeds a side).")
-    return (textwrap.fill(said, 110) + "\n\n" + _markdown_table(table) + "\nEvery claim with its verdict, what its "
-            "test can decide and its Holm-adjusted verdict, and every cell: [results/REPORT.md](results/REPORT.md).\n")
+    plain = ("In plain words: a far cell counts as explained only by its paper's one cause reading fixed in code, run "
+             f"at least {MIN_SEEDS} times, and only as prospective where git shows its runs came after the reading; our "
+             "seeds' spread reaching the paper's value explains nothing. " + words) if words else ""
+    return (textwrap.fill(said, 110) + "\n\n" + _markdown_table(table) + "\n" + (textwrap.fill(plain, 110) + "\n\n"
+            if plain else "") + "Every claim with its verdict, what its test can decide and its Holm-adjusted verdict, "
+            "and every cell: [results/REPORT.md](results/REPORT.md).\n")
 
 
 def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
@@ -108,7 +114,7 @@ def summary_markdown(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None 
                   f"decide` gives the smallest difference from the target its test detects with {POWER:.0%} power at its "
                   "seeds and spread; more seeds shrink it. Each claim is tested at 5% on its own; `verdict, "
                   "Holm-adjusted` applies Holm's step-down over the paper's tested claims (family-wise 5%). "
-                  f"{multiplicity(claims)}.\n\n")
+                  f"{multiplicity(claims)}.\n\nIn plain words: {claims_in_words(claims)}\n\n")
         shown = claims.assign(**{column: [named(str(text), display_names or {}) for text in claims[column]]
                                  for column in ("method", "interval")})
         out.write(_markdown_table(shown[list(CLAIM_COLUMNS)].rename(columns=CLAIM_COLUMNS)))

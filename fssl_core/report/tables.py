@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import glob
 import math
+import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,8 +23,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE,
-                         Comparison, Verdict, holm)
+from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, REFUTED, TESTED, UNTESTED,
+                         WITHIN_NOISE, Comparison, Verdict, holm)
 from ..run_config import RunConfig
 from ..data.datasets import DatasetUnavailable, load_dataset
 from ..executors import run_all
@@ -280,7 +281,7 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
     return claims.assign(
         target=[d[1] for d in decided], unit=[d[2] for d in decided], verdict=[v.word for v in verdicts],
         interval=[_intervals(v) for v in verdicts],
-        power=[v.power_line(d[3]) for v, d in zip(verdicts, decided)],
+        power=[v.power_line(d[3], d[2]) for v, d in zip(verdicts, decided)],
         holm=[_holm_word(v, family.get(i)) for i, v in enumerate(verdicts)],
         intervals_tested=[d[4] for d in decided])
 
@@ -321,6 +322,37 @@ def multiplicity(claims: pd.DataFrame) -> str:
         lines.append(f"{paper}: {len(tested)} claims tested on {int(tested.intervals_tested.sum())} intervals; "
                      f"{holds} hold per claim, {kept} of them under Holm's step-down at 5% over the {len(tested)}")
     return "; ".join(lines)
+
+
+_DETECTS = re.compile(r"detects ≥ ([0-9.]+) (.+)\)$")
+
+
+def claims_in_words(claims: pd.DataFrame) -> str:
+    """Per paper with tested claims, one plain sentence from its claim rows (`claim_verdicts`): how many hold,
+    are refuted or stay undecided, the smallest differences the undecided ones could have detected (from their
+    power lines, per unit), and the holds Holm's step-down keeps."""
+    sentences = []
+    for paper, part in claims.groupby("paper", sort=True):
+        tested = part[part.verdict.isin(TESTED)]
+        if not len(tested):
+            continue
+        count = {w: int((tested.verdict == w).sum()) for w in (HOLDS, REFUTED, WITHIN_NOISE)}
+        ranges = {}
+        for line in tested.power[tested.verdict == WITHIN_NOISE]:
+            hit = _DETECTS.search(str(line))
+            if hit:
+                ranges.setdefault(hit.group(2), []).append(float(hit.group(1)))
+        detect = "; ".join(f"{min(v):.2f} to {max(v):.2f} {unit}" if len(v) > 1 else f"{v[0]:.2f} {unit}"
+                           for unit, v in sorted(ranges.items()))
+        undecided = f"{count[WITHIN_NOISE]} undecided" + (
+            " (`within noise`: the test could not tell the difference from none, which is not parity"
+            + (f"; with 80% power it would have caught one of {detect}, and more seeds shrink that" if detect else "")
+            + ")" if count[WITHIN_NOISE] else "")
+        kept = (f"; Holm's step-down over the {len(tested)} keeps {int((tested.holm == HOLDS).sum())} of the "
+                f"{count[HOLDS]} holds" if count[HOLDS] else "")
+        sentences.append(f"{paper}: of {len(tested)} claims tested, {count[HOLDS]} hold, {count[REFUTED]} are refuted "
+                         f"and {undecided}{kept}.")
+    return " ".join(sentences)
 
 
 def claims_counted(verdicts: pd.Series) -> str:
