@@ -155,9 +155,10 @@ def test_the_conference_cells_run_fedfreq_with_its_argmax_pseudo_label():
     assert {(c.table, c.setting, c.labeled) for c in english} == {
         ("fig4", "iid", "1000"), ("fig4", "noniid", "1000"),
         ("fig6", "unspecified", "700"), ("fig6", "unspecified", "800"), ("fig6", "unspecified", "1000")}
-    assert {(c.configs[0].client_weighting, c.configs[0].fedmix_pseudo_label) for c in english} == {("fedfreq", "argmax")}
+    assert {(c.configs[0].client_weighting, c.configs[0].fedmix_pseudo_label, c.configs[0].fedmix_tether)
+            for c in english} == {("fedfreq", "argmax", 10.0)}
     journal = [c for c in cells if c.paper == fedmix.PAPER and c.method.startswith("fedmix")]
-    assert {c.configs[0].fedmix_pseudo_label for c in journal} == {"sharpen"}
+    assert {(c.configs[0].fedmix_pseudo_label, c.configs[0].fedmix_tether) for c in journal} == {("sharpen", 0.0)}
     en_800 = next(c for c in english if c.table == "fig6" and c.labeled == "800").configs[0]
     zh_800 = next(c for c in journal if c.table == "fig7" and c.labeled == "800").configs[0]
     assert (en_800.server_labeled, en_800.dirichlet_alpha) == (zh_800.server_labeled, zh_800.dirichlet_alpha) == (800, 0.1)
@@ -240,3 +241,54 @@ def test_rounds_saved_is_cut_off_when_any_run_peaks_at_its_last_round():
     assert saved.cut_off == "2 of 3 fedmix_fedloss runs, 1 of 3 fedmatch runs peak at the last round (50)"
     assert saved.verdict(PARITY_POINTS).word == CUT_OFF
     assert claims["best_accuracy_gap"].cut_off is None
+
+
+@requires_mnist
+def test_the_tether_is_lambda_times_the_squared_distance_to_the_received_model_and_pulls_psi_back():
+    """Conference Eq. 7's λ_L1‖σ_t − ψ_t^k‖² with σ_t = ω_t: 0 at the first step (ψ starts at ω_t), so the first
+    step's loss is the journal's; with λ large, the trained ψ ends nearer ω_t than without it."""
+    base = RunConfig(algorithm="fedmix", partition="server_iid", server_labeled=200, clients=200, clients_per_round=1,
+                     rounds=1, batch_size=50, pseudo_label_threshold=0.0, lr=0.05, trainer="sequential")
+
+    def distance(cfg):
+        fed = Federation.build(cfg)
+        state = fed.initial_state()
+        fed.server_begin(state, 1)
+        client = fed.sample_clients(1)[0]
+        upload = fed.train_client(1, client, fed.algorithm.download(state, 1, client), 1)
+        names = fed.algorithm.parameter_names
+        return sum(float((upload.payload["model"][k] - state["model"][k]).pow(2).sum()) for k in names), upload.stats
+
+    free, stats = distance(base)
+    held, tethered = distance(base.replace(fedmix_tether=2.0))      # lr·2λ = 0.2 a step: stable
+    assert "tether_loss" not in stats and tethered["tether_loss"] > 0
+    assert held < 0.5 * free
+
+
+@requires_mnist
+def test_logged_parts_are_the_two_models_eq9_mixes():
+    """With (α, β, γ) = (0, 1, 0), ω_{t+1} = σ_{t+1}: its accuracy is σ's; with (1, 0, 0) it is ψ's. Logging the
+    parts changes no number of the run."""
+    cfg = RunConfig(algorithm="fedmix", partition="server_iid", server_labeled=200, clients=200, clients_per_round=2,
+                    rounds=1, batch_size=50, fedmix_log_parts=True, trainer="sequential")
+    for weights, part in (((0.0, 1.0, 0.0), "accuracy_sigma"), ((1.0, 0.0, 0.0), "accuracy_psi")):
+        mixed = cfg.replace(mix_alpha=weights[0], mix_beta=weights[1], mix_gamma=weights[2])
+        fed = Federation.build(mixed)
+        _, metrics = fed.run_round(fed.initial_state(), 1)
+        assert metrics["accuracy"] == metrics[part] and {"accuracy_psi", "accuracy_sigma"} <= metrics.keys()
+        plain = Federation.build(mixed.replace(fedmix_log_parts=False))
+        _, quiet = plain.run_round(plain.initial_state(), 1)
+        assert quiet["accuracy"] == metrics["accuracy"] and "accuracy_psi" not in quiet
+
+
+def test_each_diagnostic_arm_is_the_default_with_one_change():
+    from fssl_core.papers.fedmix.arms import arms
+    configs = arms()
+    default = configs["C: FedMix-FedLoss (default)"].to_dict()
+    changed = {arm: {k for k, v in cfg.to_dict().items() if default[k] != v} for arm, cfg in configs.items()}
+    assert changed["B: passive clients (λ_1 = λ_2 = 0)"] == {"fedmix_lambda_1", "fedmix_lambda_2"}
+    assert changed["D: ȳ from the received ω_t"] == {"fedmix_teacher"}
+    assert changed["E: BN-free network"] == {"model"}
+    assert changed["F: tether λ_L1 = 10"] == {"fedmix_tether"}
+    assert configs["A: SL"].algorithm == "supervised_server" and default["fedmix_log_parts"] is True
+    assert len({cfg.run_id for cfg in configs.values()}) == 6

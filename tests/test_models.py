@@ -18,6 +18,8 @@ from fssl_core.models import MODELS, build_model, count_parameters, default_mode
     ("resnet9_narrow", 10, 1, 103_810),  # Fashion-MNIST's one channel: the first conv has 1·9·8 weights, not 3·9·8
     # FedMatch's code's shapes: 3·3·3·64 + 3·3·64·128 + 2·3·3·128·128 + 3·3·128·256 + 3·3·256·512 + 2·3·3·512·512 + 512·10
     ("resnet9_fedmatch", 10, 3, 6_568_640),
+    # at 1/8 width, Fashion-MNIST's one channel: 1·9·8 + 8·9·16 + 2·16·9·16 + 16·9·32 + 32·9·64 + 2·64·9·64 + 64·10
+    ("resnet9_fedmatch_narrow", 10, 1, 103_240),
 ])
 def test_parameter_counts(name, num_classes, in_channels, expected):
     assert count_parameters(build_model(name, num_classes=num_classes, in_channels=in_channels)) == expected

@@ -319,6 +319,11 @@ class Algorithm:
     def eval_tensors(self, state: State) -> Tensors:
         return state["model"]
 
+    def eval_parts(self, state: State) -> dict[str, Tensors]:
+        """Other models of the state whose test accuracy each evaluation logs too, as `accuracy_<name>` (e.g.
+        FedMix's ψ and σ). Default: none."""
+        return {}
+
     def round_metrics(self, state: State) -> dict[str, float]:
         """Scalars logged with each round (e.g. FedSiam's τ). Default: none."""
         return {}

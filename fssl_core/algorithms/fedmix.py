@@ -16,12 +16,13 @@ One round, in the papers' symbols (Algorithm 1 of both):
 with π_1 a shift, π_2 a flip, A = 5 views and a confidence threshold τ = 0.80 on max ȳ.
 
 Reading choices, and why (the evidence and the alternatives: papers/fedmix/READINGS.md, "FedMix"):
-- clients start from ω_t (Algorithm 1); the conference paper's λ_L1 tether term is left out, as the journal;
+- clients start from ω_t (Algorithm 1); the conference paper's λ_L1 tether term only in its own cells (`fedmix_tether`);
 - ŷ from A shift+flip views without gradient, a target in eval mode; λ_s = λ_1 = λ_2 = 1, T = 0.5 (MixMatch's);
 - Eq. 9 mixes all floating state, BatchNorm statistics included; FedLoss's l^k is the mean L_u.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -80,6 +81,11 @@ class FedMixSettings(AlgorithmSettings):
                                         "(neither paper has one)")
     fedmix_teacher: str = setting("trained", ("trained", "received"), "whose ȳ (Eq. 8): 'trained', ψ as it is "
                                   "trained, or 'received', ψ_t^k = ω_t as downloaded, frozen for the round")
+    fedmix_tether: float = setting(0.0, "[0, inf)", "λ_L1 of the conference paper's Eq. 7: + λ_L1‖σ_t − ψ_t^k‖² over "
+                                   "the parameters, σ_t = ω_t as received (its Algorithm 1 line 4); 0: the journal's "
+                                   "L_u, without it")
+    fedmix_log_parts: bool = setting(False, (False, True), "also log each evaluation's test accuracy of ψ_{t+1} (the "
+                                     "clients' mean) and σ_{t+1} (`accuracy_psi`, `accuracy_sigma`) beside ω_{t+1}'s")
 
 
 class FedMix(Algorithm):
@@ -126,10 +132,16 @@ class FedMix(Algorithm):
     def aggregate(self, state: State, uploads: list[Upload], round: int) -> State:
         cfg = self.cfg
         if round <= cfg.fedmix_warmup_rounds:     # a warm-up (sensitivity row): ω_{t+1} = σ_{t+1}
-            return {"model": clone(state["sigma"])}
+            parts = ({"psi": weighted_mean([u.payload["model"] for u in uploads], self.client_weights(uploads)),
+                      "sigma": state["sigma"]} if cfg.fedmix_log_parts else {})
+            return {"model": clone(state["sigma"]), **parts}
         psi = weighted_mean([u.payload["model"] for u in uploads], self.client_weights(uploads))
         omega = mix_models(psi, state["sigma"], state["model"], cfg.mix_alpha, cfg.mix_beta, cfg.mix_gamma)
-        return {"model": omega}
+        return {"model": omega, **({"psi": psi, "sigma": state["sigma"]} if cfg.fedmix_log_parts else {})}
+
+    def eval_parts(self, state: State) -> dict[str, Tensors]:
+        """With `fedmix_log_parts`: ψ_{t+1} and σ_{t+1}, the two models Eq. 9 mixes into ω_{t+1}."""
+        return {k: state[k] for k in ("psi", "sigma") if k in state} if self.cfg.fedmix_log_parts else {}
 
     # --- client ------------------------------------------------------------------------------
     def client_init(self, payload: Payload, view: DataView) -> Nets:
@@ -137,6 +149,8 @@ class FedMix(Algorithm):
         nets = {"model": clone(payload["model"])}
         if self.cfg.fedmix_teacher == "received":
             nets["teacher"] = payload["model"]
+        if self.cfg.fedmix_tether:
+            nets["tether"] = payload["model"]      # σ_t = ω_t (conference Algorithm 1 line 4), never trained
         return nets
 
     def plan(self, view: DataView, round: int) -> Plan:
@@ -162,8 +176,17 @@ class FedMix(Algorithm):
         consistency = (shifted.softmax(1) - flipped.softmax(1)).pow(2).sum(1).mean()
         loss = cfg.fedmix_lambda_1 * pseudo_label + cfg.fedmix_lambda_2 * consistency
         correct = (hard == u.hidden_labels).to(mask.dtype)      # metrics only
-        return loss, {"pseudo_label_loss": pseudo_label.detach(), "consistency_loss": consistency.detach(),
-                      "mask_rate": mask.mean(), "masked_correct_rate": (mask * correct).mean()}
+        stats = {"pseudo_label_loss": pseudo_label.detach(), "consistency_loss": consistency.detach(),
+                 "mask_rate": mask.mean(), "masked_correct_rate": (mask * correct).mean()}
+        if cfg.fedmix_tether:      # conference Eq. 7's λ_L1‖σ_t − ψ_t^k‖², over the network's parameters
+            tether = sum((model[k] - nets["tether"][k].detach()).pow(2).sum() for k in self.parameter_names)
+            loss = loss + cfg.fedmix_tether * tether
+            stats["tether_loss"] = tether.detach()
+        return loss, stats
+
+    @functools.cached_property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.ctx.model.named_parameters())
 
 
 class SupervisedAtServer(Algorithm):

@@ -262,6 +262,8 @@ class Federation:
         metrics["download_bytes"] = download_bytes
         if round % self.cfg.eval_every == 0 or round == self.cfg.rounds:
             metrics.update(self.test_metrics(algo.eval_tensors(state)))
+            for name, tensors in algo.eval_parts(state).items():
+                metrics[f"accuracy_{name}"] = self.test_metrics(tensors)["accuracy"]
         return state, metrics
 
     def evaluate(self, tensors: Tensors) -> float:

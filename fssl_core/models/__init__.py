@@ -7,7 +7,7 @@ from .base import Network
 from .cnn_cifar import CNNCifar
 from .cnn_mnist import CNNMnist, CNNMnistAuthors
 from .resnet import ResNet9, ResNet9Narrow, ResNet18
-from .resnet9_fedmatch import ResNet9FedMatch
+from .resnet9_fedmatch import ResNet9FedMatch, ResNet9FedMatchNarrow
 from .wrn import WideResNet28x2
 
 MODELS: dict[str, type[Network]] = {
@@ -17,6 +17,7 @@ MODELS: dict[str, type[Network]] = {
     "resnet9": ResNet9,           # FedMix/FedFreq, FedMix/FedLoss
     "resnet9_narrow": ResNet9Narrow,   # ResNet-9 at 1/8 width: CPU diagnostics of FedMix, no paper's
     "resnet9_fedmatch": ResNet9FedMatch,   # FedMatch's code's ResNet-9, no BatchNorm (what FedMix's split points to)
+    "resnet9_fedmatch_narrow": ResNet9FedMatchNarrow,   # the same at 1/8 width: CPU diagnostics of FedMix, no paper's
     "resnet18": ResNet18,         # FedAnchor Table 1
     "wrn28_2": WideResNet28x2,    # FedAnchor Table 2, SemiFL, FixMatch
 }

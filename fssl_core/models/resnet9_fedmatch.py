@@ -47,16 +47,19 @@ class _Residual(nn.Module):
 
 
 class ResNet9FedMatch(Network):
+    widths = (64, 128, 256, 512)
+
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
-        super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
+        w1, w2, w3, w4 = self.widths
+        super().__init__(feature_dim=w4, num_classes=num_classes, projection_dim=projection_dim)
         self.body = nn.Sequential(
-            _conv(in_channels, 64),
-            _conv(64, 128), nn.MaxPool2d(2), _Residual(128),
-            _conv(128, 256), nn.MaxPool2d(2),
-            _conv(256, 512), nn.MaxPool2d(2), _Residual(512),
+            _conv(in_channels, w1),
+            _conv(w1, w2), nn.MaxPool2d(2), _Residual(w2),
+            _conv(w2, w3), nn.MaxPool2d(2),
+            _conv(w3, w4), nn.MaxPool2d(2), _Residual(w4),
             nn.AdaptiveMaxPool2d(1), nn.Flatten(),
         )
-        self.classifier = nn.Linear(512, num_classes, bias=False)
+        self.classifier = nn.Linear(w4, num_classes, bias=False)
         for module in self.modules():
             if isinstance(module, nn.Conv2d):
                 _variance_scaling_(module.weight, module.in_channels * module.kernel_size[0] * module.kernel_size[1])
@@ -65,3 +68,9 @@ class ResNet9FedMatch(Network):
 
     def features(self, x: Tensor) -> Tensor:
         return self.body(x)
+
+
+class ResNet9FedMatchNarrow(ResNet9FedMatch):
+    """FedMatch's ResNet-9 at 1/8 of its width (8-64 channels), no paper's network: the BN-free twin of
+    `resnet9_narrow` for the CPU's diagnostic arms of FedMix (papers/fedmix/arms.py); rows made with it say so."""
+    widths = (8, 16, 32, 64)

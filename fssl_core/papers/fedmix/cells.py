@@ -196,8 +196,11 @@ EN_PAPER = "fedmix_fedfreq"
 # Algorithm 1 line 16, Eq. 10; the journal's FedLoss is not in it) and the one-hot argmax
 # pseudo-label of EN Eq. 8 (line 126: "ŷ = 1(Max(Σ_i f(π_i(u))))", "our proposed argmax method"),
 # where the journal sharpens (ZH Eq. 8-9, line 142-145). Its cells are therefore runs of their own.
+# Its L_u (EN Eq. 7) also has the tether + λ_L1‖σ_t − ψ_t^k‖², σ_t = ω_t (EN Algorithm 1 line 4), which the journal
+# drops. The paper gives no λ_L1: 10, FedMatch's lambda_l2 for labels-at-server (wyjeong/FedMatch config.py,
+# set_config), the same spring between the server's and a client's model in the code FedMix's split and lr come from.
 EN_METHOD = "fedmix_fedfreq"
-EN_CHANGES = {"fedmix_pseudo_label": "argmax"}
+EN_CHANGES = {"fedmix_pseudo_label": "argmax", "fedmix_tether": 10.0}
 
 
 def _mirror(cell: Cell, paper: str, table: str, setting: str, method: str, metric: str = "accuracy") -> Cell:
