@@ -126,11 +126,7 @@ GEOMETRY_PANELS = {"selected_share": "share past t (selected)", "second_above_sh
 
 
 def write_geometry(runs: dict[str, RunConfig], out, store: RunStore | None = None) -> pd.DataFrame:
-    """`anchor_geometry` of each named run into out/anchor_geometry.csv, and its figure, drawn from those rows,
-    into out/anchor_geometry.png (one panel per run)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """`anchor_geometry` of each named run into out/anchor_geometry.csv, and its figure (`draw_geometry`)."""
     from pathlib import Path
     from ...store.files import atomic_write_text
     out = Path(out)
@@ -138,19 +134,34 @@ def write_geometry(runs: dict[str, RunConfig], out, store: RunStore | None = Non
     frame = pd.concat([anchor_geometry(cfg, store).assign(run=name, run_id=cfg.run_id) for name, cfg in runs.items()],
                       ignore_index=True)
     atomic_write_text(out / "anchor_geometry.csv", frame.to_csv(index=False))
-    fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs), 3.6), squeeze=False, sharey=True)
-    for ax, (name, part) in zip(axes[0], frame.groupby("run", sort=False)):
+    draw_geometry(frame, out / "anchor_geometry.png")
+    return frame
+
+
+def draw_geometry(frame: pd.DataFrame, path) -> None:
+    """The rows of `write_geometry`'s CSV as one panel per run (its display name), every measure per round."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from . import DISPLAY_NAMES
+    runs = list(dict.fromkeys(frame.run))
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.9 * len(runs), 3.9), squeeze=False, sharey=True)
+    for ax, name in zip(axes[0], runs):
+        part = frame[frame.run == name]
         for column, label in GEOMETRY_PANELS.items():
             ax.plot(part["round"], part[column], label=label)
         ax.axhline(0.6, color="grey", lw=0.8, ls=":")
-        ax.set(title=name, xlabel="round (before its clients)", ylim=(-0.05, 1.05))
+        method, setting = name.split(", ")
+        ax.set_title(f"{DISPLAY_NAMES.get(method, method)}\n{setting}", fontsize=8)
+        ax.set(xlabel="round (its pseudo-labels, before its clients)", ylim=(-0.05, 1.05))
     axes[0][0].set_ylabel("share of unlabeled samples / cosine")
-    axes[0][-1].legend(fontsize=7, loc="lower left")
-    fig.suptitle(f"FedAnchor: what its pseudo-labels see each round (t = 0.6, dotted)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out / "anchor_geometry.png", dpi=110)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
+    fig.suptitle("FedAnchor on Fashion-MNIST (quick profile, seed 1): what its pseudo-labels see each round "
+                 "(t = 0.6, dotted)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=110)
     plt.close(fig)
-    return frame
 
 
 def main(argv=None) -> None:
