@@ -125,6 +125,11 @@ GEOMETRY_PANELS = {"selected_share": "share past t (selected)", "second_above_sh
                    "score_q50": "median best score"}
 
 
+# the runs `main` measures, as the panels name them
+GEOMETRY_RUNS = {"fedanchor": "FedAnchor, head by head (the paper's cells)",
+                 "fedanchor_all_parameters": "FedAnchor, all parameters in both server epochs"}
+
+
 def write_geometry(runs: dict[str, RunConfig], out, store: RunStore | None = None) -> pd.DataFrame:
     """`anchor_geometry` of each named run into out/anchor_geometry.csv, and its figure (`draw_geometry`)."""
     from pathlib import Path
@@ -143,7 +148,6 @@ def draw_geometry(frame: pd.DataFrame, path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from . import DISPLAY_NAMES
     runs = list(dict.fromkeys(frame.run))
     fig, axes = plt.subplots(1, len(runs), figsize=(3.9 * len(runs), 3.9), squeeze=False, sharey=True)
     for ax, name in zip(axes[0], runs):
@@ -152,7 +156,7 @@ def draw_geometry(frame: pd.DataFrame, path) -> None:
             ax.plot(part["round"], part[column], label=label)
         ax.axhline(0.6, color="grey", lw=0.8, ls=":")
         method, setting = name.split(", ")
-        ax.set_title(f"{DISPLAY_NAMES.get(method, method)}\n{setting}", fontsize=8)
+        ax.set_title(f"{GEOMETRY_RUNS.get(method, method)}\n{setting}", fontsize=8)
         ax.set(xlabel="round (its pseudo-labels, before its clients)", ylim=(-0.05, 1.05))
     axes[0][0].set_ylabel("share of unlabeled samples / cosine")
     handles, labels = axes[0][0].get_legend_handles_labels()
