@@ -403,7 +403,7 @@ def test_fedanchors_selected_samples_fall_in_every_committed_fashion_mnist_run()
     configs = tuple(RunConfig.from_dict(read_json(store.root / i / "config.json")) for i in ids)
     trend = selected_trend([Cell("fedanchor", "fmnist", "iid", "250", "fashion_mnist", "fedanchor", configs,
                                  metric="selected")], store)
-    assert len(trend) == len(ids) == 6 and trend.falls.all()
+    assert len(trend) == len(ids) == 10 and trend.falls.all()      # 5 seeds, IID and Dir(0.1)
     assert trend.last_round.mean() < 0.85 * trend.first_round.mean()    # not a wobble: 15% fewer on average
 
 
