@@ -67,7 +67,8 @@ def test_ctrl_c_at_any_moment_of_run_is_one_line_and_130(tmp_path):
     import time
     env = {**os.environ, "FSSL_RUNS": str(tmp_path)}
     for delay in (0.3, 6.0):
-        process = subprocess.Popen([sys.executable, "-m", "fssl_core", "run", "rounds=50", "clients=10",
+        # 400 rounds (~70 s at 0.17 s a round): a fast machine must still be training 6 s in
+        process = subprocess.Popen([sys.executable, "-m", "fssl_core", "run", "rounds=400", "clients=10",
                                     "clients_per_round=2", "resplit_train=5000", "resplit_test=500", "--quiet"],
                                    env=env, stderr=subprocess.PIPE, text=True)
         time.sleep(delay)

@@ -172,7 +172,8 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
     # model × dataset
     (dict(model="cnn_mnist", dataset="cifar10"),
      "RunConfig.model='cnn_mnist', dataset='cifar10': cnn_mnist takes 28×28 images and cifar10's are 32×32; "
-     "use one of cnn_cifar, resnet9, resnet9_narrow, resnet9_fedmatch, resnet18, wrn28_2 or model='auto'"),
+     "use one of cnn_cifar, resnet9, resnet9_narrow, resnet9_fedmatch, resnet9_fedmatch_narrow, resnet18, wrn28_2 or "
+     "model='auto'"),
     (dict(model="cnn_cifar", dataset="fashion_mnist"),
      "RunConfig.model='cnn_cifar', dataset='fashion_mnist': cnn_cifar takes 32×32 images and fashion_mnist's are 28×28"),
     # fields the partition ignores
