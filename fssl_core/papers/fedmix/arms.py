@@ -78,7 +78,8 @@ def summary(store: RunStore) -> pd.DataFrame:
             reference, row["vs_A"] = side, ""
         else:
             verdict = Comparison(side, (reference,)).verdict(1.0)
-            row["vs_A"] = f"{row['last10'] - reference.mean:+.2f} points, {verdict.word} {verdict.power_line(row['n'])}"
+            power = verdict.power_line(row["n"])
+            row["vs_A"] = f"{row['last10'] - reference.mean:+.2f} points, {verdict.word}" + (f" {power}" if power else "")
         rows.append(row)
     return pd.DataFrame(rows)
 
