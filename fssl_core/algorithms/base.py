@@ -267,6 +267,11 @@ class Algorithm:
         self.cfg = cfg
         self.ctx = ctx
 
+    @functools.cached_property
+    def parameter_names(self) -> tuple[str, ...]:
+        """The network's parameters by name, in the network's order (its buffers, e.g. BatchNorm's statistics, not)."""
+        return tuple(n for n, _ in self.ctx.model.named_parameters())
+
     # --- server ---------------------------------------------------------------------------------
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial}

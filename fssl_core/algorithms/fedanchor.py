@@ -129,9 +129,8 @@ class FedAnchor(AlternateTraining):
         """The parameters of the CE epoch and of the L_c epoch (None: every parameter)."""
         if self.cfg.server_step == "all_parameters":
             return None, None
-        names = frozenset(n for n, _ in self.ctx.model.named_parameters())
-        anchor = frozenset(n for n in names if n.startswith(ANCHOR_HEAD))
-        return names - anchor, anchor
+        anchor = frozenset(n for n in self.parameter_names if n.startswith(ANCHOR_HEAD))
+        return frozenset(self.parameter_names) - anchor, anchor
 
     def server_loss(self, nets: Nets, batch: Batch, step: Step):
         x = batch.labeled

@@ -22,7 +22,6 @@ Reading choices, and why (the evidence and the alternatives: papers/fedmix/READI
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import torch
@@ -183,10 +182,6 @@ class FedMix(Algorithm):
             loss = loss + cfg.fedmix_tether * tether
             stats["tether_loss"] = tether.detach()
         return loss, stats
-
-    @functools.cached_property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(n for n, _ in self.ctx.model.named_parameters())
 
 
 class SupervisedAtServer(Algorithm):

@@ -156,8 +156,7 @@ class AlternateTraining(Algorithm):
         """SemiFL's global optimiser: SGD (lr 1, momentum μ_g, no weight decay, no Nesterov) with the
         gradient w_t − mean on the network's parameters; the buffers (BatchNorm statistics) are the mean's.
         With μ_g = 0 this is the mean itself."""
-        velocity, model = state["global_momentum"], dict(mean)
-        names = sorted(n for n, _ in self.ctx.model.named_parameters())
+        velocity, model, names = state["global_momentum"], dict(mean), self.parameter_names
         params = [state["model"][n].clone() for n in names]
         kept = SGD(1.0, self.cfg.global_momentum, 0.0).step(
             params, [state["model"][n] - mean[n] for n in names], [velocity[n] for n in names] if velocity else None)

@@ -88,8 +88,9 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
     Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
     the loss is not finite (checked once at the end, to keep host syncs out of the step).
     """
-    keys = [f"{role}.{name}" for role in trainable for name in parameter_names(nets[role], param_names)]
-    leaves = [nets[role][name].requires_grad_() for role in trainable for name in parameter_names(nets[role], param_names)]
+    trained = [(role, name) for role in trainable for name in parameter_names(nets[role], param_names)]
+    keys = [f"{role}.{name}" for role, name in trained]
+    leaves = [nets[role][name].requires_grad_() for role, name in trained]
     velocity = [momentum[k] for k in keys] if momentum else None
     steps = plan.steps(view)
     totals: dict[str, Tensor] = {}
