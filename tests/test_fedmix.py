@@ -127,7 +127,7 @@ def test_cifar_figures_carry_both_papers_coordinates_and_the_cells_own_weights()
     assert valued[("fedmix_fedloss", "fig7", "unspecified", "800", "fedmix_fedloss")] == 47.0
     cfg = next(c for c in cells if c.table == "fig4" and c.setting == "dir0.1" and c.method == "fedmix_fedloss").configs[0]
     assert (cfg.partition, cfg.dirichlet_alpha, cfg.clients, cfg.clients_per_round, cfg.resplit_train, cfg.resplit_test,
-            cfg.server_labeled, cfg.model, cfg.rounds) == ("server_dirichlet", 0.1, 100, 5, 56000, 2000, 1000, "resnet9", 150)
+            cfg.server_labeled, cfg.model, cfg.rounds) == ("server_dirichlet", 0.1, 100, 5, 56000, 2000, 1000, "resnet9_fedmatch", 150)
     grid = fedmix.figure5_cells(paper, "cpu")
     weights = {c.setting: (c.configs[0].mix_alpha, c.configs[0].mix_beta) for c in grid}
     assert weights["dir0.1 a=0.20 b=0.50 g=0.30"] == (0.2, 0.5)          # the cell's weights, not the method's
@@ -292,3 +292,36 @@ def test_each_diagnostic_arm_is_the_default_with_one_change():
     assert changed["F: tether λ_L1 = 10"] == {"fedmix_tether"}
     assert configs["A: SL"].algorithm == "supervised_server" and default["fedmix_log_parts"] is True
     assert len({cfg.run_id for cfg in configs.values()}) == 6
+
+
+def test_fig8_runs_on_fedmatchs_resnet9_and_the_batchnorm_network_is_an_alternative_with_its_own_rows():
+    from fssl_core.papers import fedmix
+    from fssl_core.profiles import PROFILES
+    paper, quick = PROFILES["paper"], PROFILES["quick"]
+    default = fedmix.streaming_cells(paper, "cuda", precision="tf32")
+    assert {(c.setting, c.configs[0].model) for c in default} == {("stream_dir0.1", "resnet9_fedmatch")}
+    bn = fedmix.streaming_cells(paper, "cuda", precision="tf32", network="resnet9")
+    assert {(c.setting, c.configs[0].model) for c in bn} == {("stream_dir0.1_resnet9_bn", "resnet9")}
+    # the H100 runs (measurements/2026-11-26-h100) keep their ids under the alternative
+    assert {c.method: c.configs[0].run_id for c in bn if c.metric == "accuracy"}["fedmix_fedloss"] == "6c6b5cecfc857d29"
+    # quick runs the MNIST CNN: the network is not its to choose, and its run ids did not move
+    assert {c.configs[0].model for c in fedmix.streaming_cells(quick, "cpu")} == {"cnn_mnist"}
+    with pytest.raises(ConfigError, match=r"network='resnet9': profile quick runs cnn_mnist"):
+        fedmix.streaming_cells(quick, "cpu", network="resnet9")
+    with pytest.raises(ConfigError, match=r"network='resnet18': must be one of resnet9_fedmatch, resnet9"):
+        fedmix.streaming_cells(paper, "cuda", network="resnet18")
+
+
+def test_fedfreqs_line_stays_visible_where_it_lies_on_fedloss():
+    # with every client in every round the two aggregations give near-equal weights: identical curves must not hide
+    import matplotlib
+    matplotlib.use("Agg")
+    import pandas as pd
+    from fssl_core.papers import fedmix
+    from fssl_core.report.plots import round_curves
+    curves = pd.DataFrame([{"method": m, "round": r, "accuracy": 10.0 + r} for m in ("fedmix_fedloss", "fedmix_fedfreq")
+                           for r in (1, 2, 3)])
+    fig, ax = round_curves(curves, styles=fedmix.figures.STREAMING_STYLES, colors={"fedmix_fedfreq": "C3"})
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert (lines["fedmix_fedloss"].get_linestyle(), lines["fedmix_fedfreq"].get_linestyle()) == ("-", "--")
+    assert lines["fedmix_fedfreq"].get_color() == "C3"

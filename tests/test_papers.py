@@ -172,3 +172,33 @@ def test_every_published_claim_row_is_its_builder_on_the_published_cells():
     for compare in papers.claim_comparisons().values():
         compared |= set(compare(frame))
     assert compared >= {tuple(r) for r in published[CLAIM_KEY].itertuples(index=False)}
+
+
+def test_fedmix_claims_are_built_per_network_never_across_two():
+    # one network's FedMix against the other's FedMatch would be a claim about no run the paper describes
+    from fssl_core.papers import fedmix
+    bn = _stream_rows((30, 45), profile="paper").assign(setting=fedmix.NETWORKS["resnet9"])
+    plain = _stream_rows((30, 45), profile="paper")
+    plain.loc[plain.method == "fedmatch", "reproduced_value"] += 5.0          # FedMatch 5 points/rounds/MB up
+    claims = fedmix.streaming_claims(pd.concat([bn, plain], ignore_index=True))
+    gap = claims[claims.metric == "best_accuracy_gap"].set_index("setting").reproduced_value
+    assert gap.to_dict() == {"stream_dir0.1_resnet9_bn": pytest.approx(-0.4), "stream_dir0.1": pytest.approx(-5.4)}
+
+
+def test_fedmix_fig8_published_paper_rows_name_the_runs_their_network_plans():
+    # a published row keeps its key only while the cell it is filed under still plans the runs it was computed from
+    from fssl_core.papers import fedmix
+    from fssl_core.paths import results_dir
+    from fssl_core.profiles import PROFILES
+    from fssl_core.report.tables import read_results
+    rows = read_results(results_dir("quick") / "fedmix_streaming_fmnist.csv")
+    rows = rows[(rows.table == "fig8") & (rows.profile == "paper")]
+    assert len(rows)
+    planned = {}
+    for network, setting in fedmix.NETWORKS.items():
+        for precision in ("fp32", "tf32"):
+            for cell in fedmix.streaming_cells(PROFILES["paper"], "cuda", methods=list(fedmix.METHODS),
+                                               precision=precision, network=network):
+                planned.setdefault((setting, cell.method), set()).update(c.run_id for c in cell.configs)
+    for row in rows.itertuples():
+        assert set(row.run_ids.split()) <= planned[(row.setting, row.method)], (row.setting, row.method, row.run_ids)

@@ -334,14 +334,18 @@ def seeds_note(curves: pd.DataFrame) -> str:
 
 
 def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", target: float | None = None,
-                 display_names: Mapping[str, str] | None = None):
+                 display_names: Mapping[str, str] | None = None, styles: Mapping[str, str] | None = None,
+                 colors: Mapping[str, str] | None = None, ax=None):
     """A per-round metric, one line per method (columns: method, round, `key`; the mean over
     seeds), with an optional dotted target line as FedSiam's Figure 5. `display_names`: the papers'
-    names of the methods in the legend (papers.display_names(); a method it lacks keeps its id)."""
-    names = display_names or {}
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    names of the methods in the legend (papers.display_names(); a method it lacks keeps its id). `styles`: a
+    method's line style (e.g. '--' for a line that may lie on another's, so both stay visible); `colors`: a
+    method's colour (one method, one colour across panels). `ax`: draw into this panel of a larger figure."""
+    names, styles, colors = display_names or {}, styles or {}, colors or {}
+    fig, ax = plt.subplots(figsize=(5.2, 3.4)) if ax is None else (ax.figure, ax)
     for method, part in curves.groupby("method", sort=False):
-        ax.plot(part["round"], part[key], label=names.get(method, method), lw=1.4)
+        ax.plot(part["round"], part[key], label=names.get(method, method), lw=1.4, ls=styles.get(method, "-"),
+                color=colors.get(method))
     if target is not None:
         ax.axhline(target, ls=":", color="k", lw=1, label=f"target {target:g}%")
     ax.set_xlabel("global round")

@@ -8,11 +8,11 @@ from .plans import NOTEBOOK_PLANS
 from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTINGS, EN_CHANGES, EN_METHOD, EN_PAPER,
                     EQUAL_WEIGHTS, FIGURE5_WEIGHTS, FIGURE6_LABELS, FIGURE6_MUS, FOLDER, HEADLINE_METHODS, METHODS,
                     PAPER, QUICK, QUICK_METHODS, SEEDS, SENSITIVITY, SENSITIVITY_ROUNDS, SHARED, STREAMING,
-                    STREAMING_METRICS, cifar_cells, en_cells, figure4_cells, figure5_cells, figure6_cells, paper_config,
+                    NETWORKS, STREAMING_METRICS, STREAMING_SETTING, cifar_cells, en_cells, figure4_cells, figure5_cells, figure6_cells, paper_config,
                     paper_value, sensitivity_cells, streaming_cells)
 from .cells import DISPLAY_NAMES
 from .claims import CLAIM_SOURCES, cifar_claims, streaming_claims, streaming_rounds
-from .figures import draw_cifar_figure, reproduce_cifar_figure
+from .figures import draw_cifar_figure, reproduce_cifar_figure, streaming_figure
 
 # The sentence introducing each of the papers' tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {

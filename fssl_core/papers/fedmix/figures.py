@@ -1,12 +1,15 @@
-"""The CIFAR-10 figure notebooks' shared steps: run a figure's cells with its claims, and draw its curves."""
+"""The FedMix figure notebooks' shared steps: run a figure's cells with its claims, and draw its curves."""
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from ...report.plots import round_curves as plot_round_curves, save_figure
-from ...profiles import Profile
+from ...profiles import PROFILES, Profile
 from ...report.tables import Cell, comparison_table, dataset_available, reproduce_cells, round_curves, save_notebook_results
-from .cells import DISPLAY_NAMES, PAPER
+from .cells import DISPLAY_NAMES, NETWORKS, PAPER, streaming_cells
 from .claims import cifar_claims
 
 
@@ -29,3 +32,33 @@ def draw_cifar_figure(notebook: str, cells: list[Cell], profile: Profile, device
                             + " N_s=" + curves.labeled)
         fig, _ = plot_round_curves(curves, title=f"{table}: CIFAR-10 (profile {profile.name}, {device})")
         save_figure(fig, f"{notebook}_{table}", profile.name)
+
+
+# FedFreq's line is dashed: with every client in every round (the streaming setting) its weights are uniform, and
+# FedLoss's are near uniform while the clients' losses are near equal, so the two curves can lie on each other
+STREAMING_STYLES = {"fedmix_fedfreq": "--"}
+NETWORK_NAMES = {NETWORKS["resnet9_fedmatch"]: "FedMatch's ResNet-9", NETWORKS["resnet9"]: "BatchNorm ResNet-9"}
+
+
+def streaming_figure(cells: Sequence[Cell], profile: Profile, device: str,
+                     display_names: Mapping[str, str] | None = None):
+    """Fig. 8's test accuracy per round: `cells` (the notebook's, at `profile`) in one panel and, beside them at a
+    reduced profile, the paper protocol's runs on a GPU in TF32 (each network's, under its setting) that the run
+    store holds: only finished runs are drawn, and nothing here trains."""
+    paper_cells = [] if profile.protocol == "paper" else [
+        c for network in NETWORKS for c in streaming_cells(PROFILES["paper"], "cuda", precision="tf32", network=network)]
+    title, paper_title = f"profile {profile.name}, {device}", "paper protocol (150 rounds, cuda tf32)"
+    names = dict(display_names or DISPLAY_NAMES)
+    here = round_curves([c for c in cells if c.metric == "accuracy"])
+    paper = round_curves([c for c in paper_cells if c.metric == "accuracy"])
+    colors = {m: f"C{i}" for i, m in enumerate(dict.fromkeys([*DISPLAY_NAMES, *here.method, *paper.method]))}
+    fig, axes = plt.subplots(1, 2 if len(paper) else 1, figsize=(10.4 if len(paper) else 5.2, 3.6), squeeze=False)
+    plot_round_curves(here, title=title, display_names=names, styles=STREAMING_STYLES, colors=colors, ax=axes[0][0])
+    if len(paper):
+        label = {(m, s): f"{names.get(m, m)} ({NETWORK_NAMES.get(s, s)})" for m, s in zip(paper.method, paper.setting)}
+        plot_round_curves(paper.assign(method=[label[k] for k in zip(paper.method, paper.setting)]), title=paper_title,
+                          styles={label[k]: STREAMING_STYLES.get(k[0], "-") for k in label},
+                          colors={label[k]: colors[k[0]] for k in label}, ax=axes[0][1])
+    fig.suptitle("streaming non-IID Fashion-MNIST (journal Fig. 8)", fontsize=10)
+    fig.tight_layout()
+    return fig

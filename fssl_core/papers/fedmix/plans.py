@@ -7,10 +7,11 @@ from ...profiles import get_profile
 from .cells import figure4_cells, figure5_cells, figure6_cells, sensitivity_cells, streaming_cells
 
 
-def streaming_fmnist(profile: str, device: str, *, precision, methods, seeds, sensitivity_rows) -> tuple:
-    """(cells, sensitivity): the streaming comparison; the sensitivity rows (none at the headline profile)."""
+def streaming_fmnist(profile: str, device: str, *, precision, methods, seeds, sensitivity_rows, network) -> tuple:
+    """(cells, sensitivity): the streaming comparison on `network` (the paper profile's ResNet-9); the
+    sensitivity rows (none at the headline profile)."""
     run_profile = get_profile(profile)
-    return (streaming_cells(run_profile, device, methods=methods, seeds=seeds, precision=precision),
+    return (streaming_cells(run_profile, device, methods=methods, seeds=seeds, precision=precision, network=network),
             sensitivity_cells(run_profile, device, rows=sensitivity_rows, seeds=seeds))
 
 

@@ -5,7 +5,7 @@
 A GPU machine here has torch but no Jupyter, so this trains exactly the runs the streaming notebook
 plans (`streaming_cells`, the same configs and run ids) through the executor, one process a run, and
 stops; `python -m fssl_core records` then lists the files to commit, and the notebook, run where
-Jupyter is, reads the runs back. Defaults: the paper profile (ResNet-9, 150 rounds) and the four
+Jupyter is, reads the runs back. Defaults: the paper profile (FedMatch's BN-free ResNet-9, 150 rounds) and the four
 methods the journal's claims compare (SL, FedMatch, FedMix-FedLoss, FedMix-FedFreq). On an H200
 the four shared the GPU at 0.2 s (SL) to 3.8 s (FedMatch) a round with TF32 convolutions.
 """
@@ -16,7 +16,7 @@ import argparse
 from ...config import DEVICES
 from ...executors import run_all
 from ...profiles import PROFILES, get_profile
-from .cells import METHODS, QUICK_METHODS, streaming_cells
+from .cells import METHODS, NETWORKS, QUICK_METHODS, SHARED, streaming_cells
 
 
 def parse_set(pairs: list[str]) -> dict:
@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
     parser.add_argument("--methods", default=",".join(QUICK_METHODS),
                         help=f"comma-separated, among {', '.join(METHODS)}")
+    parser.add_argument("--network", default=SHARED["model"], choices=list(NETWORKS),
+                        help="the paper protocol's ResNet-9: the reading (FedMatch's, no BatchNorm) or the BatchNorm "
+                             "alternative, whose rows the notebook files under their own setting")
     parser.add_argument("--set", action="append", default=[], metavar="key=value",
                         help="a RunConfig change for every run (an exploratory reading, e.g. fedmix_teacher=received: "
                              "new run ids, rows the notebook does not show)")
@@ -50,7 +53,11 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         parser.error(f"--methods {','.join(unknown)}: must be among {', '.join(METHODS)}")
-    cells = streaming_cells(get_profile(args.profile), args.device, methods=methods, precision=args.precision)
+    try:
+        cells = streaming_cells(get_profile(args.profile), args.device, methods=methods, precision=args.precision,
+                                network=args.network)
+    except ConfigError as err:
+        parser.error(str(err))
     try:
         configs = list({c.run_id: c for c in (cfg.replace(**changes) for cell in cells for cfg in cell.configs)}.values())
     except ConfigError as err:
