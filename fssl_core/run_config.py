@@ -224,6 +224,8 @@ class RunConfig(SharedFields):
         model = MODELS.get(self.model)
         if model is not None and model.revision:     # a network's own revision (only where bumped: the
             identity["model_revision"] = model.revision   # other networks' runs keep their ids)
+        if model is not None and model.batchnorm and algorithm.batchnorm_revision:   # what the method computes
+            identity["batchnorm_revision"] = algorithm.batchnorm_revision          # on BatchNorm networks alone
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 

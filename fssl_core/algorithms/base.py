@@ -134,42 +134,43 @@ class Context:
         """The template's BatchNorm layers, found once: `target` switches them on every call (a hot path)."""
         return tuple(m for m in self.model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm))
 
+    @property
+    def has_batchnorm(self) -> bool:
+        return bool(self._batchnorms)
+
     @torch.no_grad()
     def target(self, tensors: Tensors, x: Tensor, embed: bool = False, features_only: bool = False,
-               dropout: bool = True):
+               dropout: bool = True, batch_statistics: bool = False):
         """A target the loss holds constant (a pseudo-label's ȳ, a teacher's or target network's output,
-        a helper's prediction), under the one BatchNorm policy of every algorithm here: without
-        gradient, every BatchNorm in eval mode (it normalises with the running statistics held in
-        `tensors` and updates none of them). Dropout: as in training with `dropout` (the default; masks
-        drawn from the party's stream, as the trained forward's: a Π/MT target's noise, FedMix's views),
-        off without it (a frozen model's prediction: FedMatch's helpers and probe, FedSem's labeler).
-
-        Why (measured; numbers in algorithms/fedmix.py): a train-mode target normalises a
-        client's batch with that batch's own statistics. On a non-IID client (Dirichlet μ = 0.1: one
-        or two classes fill a batch) that erases the feature offsets that tell the dominant class
-        apart: FedMix's ȳ from a ResNet-9 at 79.6% test accuracy, on the streaming clients' samples,
-        was right for 55% of them in train mode and 72% in eval mode, same model and views
-        (near-balanced batches: 70% and 72%). The same forward also wrote the skewed statistics into
-        the running statistics the client uploads. The running statistics are those the model is
-        evaluated with (Federation.test_metrics), so an eval-mode target is the model's prediction as
-        it is tested. No paper here specifies BatchNorm for its targets (FedMix's only
-        mention is FedBN, as related work). Left as the method defines it: a target read off the
-        trained forward itself (FixMatch's one joint batch: FedFixMatch, FedMatch's local weak view)
-        shares that forward's batch statistics, by FixMatch's design; no extra forward is added.
-        For a network without BatchNorm this is `apply(..., train=True)` under no_grad, the same floats.
+        a helper's prediction), without gradient, with BatchNorm as the method's reference code computes it
+        (`Algorithm.target_statistics`, passed as `batch_statistics`):
+        - running statistics (the default): every BatchNorm in eval mode, normalising with the running
+          statistics held in `tensors` and updating none of them: the model's prediction as it is tested
+          (Federation.test_metrics). SemiFL's code (src/modules/modules.py: model.train(False) before its
+          pseudo-labels) and FedSem's (main_fedsem.py: net_glob.eval() before labeling) do this; it is also the
+          reading for FedMix and FedMatch (`RUNNING_READING`).
+        - batch statistics: the whole network in train mode, as a reference whose target forward runs after
+          model.train() computes it (FedSiam's EMA teacher, models/Update.py: net_ema.train() then
+          net_ema(ema_input_var); FedCon's BYOL target, models/byol.py under model_local.train()): the batch's
+          own statistics, and the forward updates the running statistics in `tensors`, as theirs does.
+        Dropout: as in training with `dropout` (the default; masks drawn from the party's stream, as the
+        trained forward's: a Π/MT target's noise, FedMix's views), off without it (a frozen model's prediction:
+        FedMatch's helpers and probe, FedSem's labeler). A target read off the trained forward itself
+        (FixMatch's one joint batch: FedFixMatch) shares that forward's batch statistics, by FixMatch's design.
+        For a network without BatchNorm both policies give `apply(..., train=True)` under no_grad, the same floats.
         """
         if self.model.training != dropout:
             self.model.train(dropout)
-        if not dropout:      # the whole network in eval mode
-            return self._call(tensors, x, embed, features_only)
         norms = self._batchnorms
+        if not norms or dropout == batch_statistics:     # BatchNorm already as asked: no layer to switch
+            return self._call(tensors, x, embed, features_only)
         try:
             for m in norms:
-                m.training = False
+                m.training = batch_statistics
             return self._call(tensors, x, embed, features_only)
         finally:
             for m in norms:
-                m.training = True
+                m.training = dropout
 
     @torch.no_grad()
     def predict(self, tensors: Tensors, idx: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor | None]:
@@ -224,6 +225,15 @@ class Context:
 ServerTrain = Callable[..., dict]
 
 
+# The targets' BatchNorm statistics for a method whose reference code ran a network without BatchNorm, so that no
+# reference says how: FedMatch's (wyjeong/FedMatch, modules/nets.py build_resnet9) and FedMix's (which ran on it:
+# papers/fedmix/READINGS.md, "The network"). On a network with BatchNorm both read their targets with the running
+# statistics, the fix measured for FedMix (papers/fedmix/READINGS.md: its ȳ from a ResNet-9 at 79.6% test accuracy right for 72%
+# of the streaming clients' samples in eval mode against 55% in train mode, same model and views), applied to
+# the two alike so that FedMix against FedMatch compares methods, not BatchNorm policies.
+RUNNING_READING = "running"
+
+
 class Algorithm:
     name = "base"
     # bumped when a change alters what this algorithm's runs compute (a reading, a fix): see
@@ -244,6 +254,12 @@ class Algorithm:
     reads_unlabeled: bool = True
     # whether the network needs its anchor head (RunConfig.projection_dim > 0)
     needs_projection: bool = False
+    # the BatchNorm statistics of this method's no-grad targets (Context.target): "running" (eval mode) or
+    # "batch" (train mode), as its reference code computes them; a subclass names its evidence beside it
+    target_statistics: str = "running"
+    # bumped when what this method computes on a network with BatchNorm changed while its runs on BN-free
+    # networks did not: in the identity of its runs on such a network only (run_config.py)
+    batchnorm_revision: int = 0
     # The settings this method reads (a frozen dataclass of config.setting fields: default, rule, doc;
     # a method's extends its parent method's), and its cross-field rules, each (cfg, facts) -> None or the
     # message after "RunConfig." (run_config.Facts). RunConfig applies every registered method's to every

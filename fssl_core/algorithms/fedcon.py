@@ -68,6 +68,10 @@ class FedConSettings(AlgorithmSettings):
 class FedCon(Algorithm):
     name = "fedcon"
     revision = 2     # 2: static BN honoured (it was ignored); only FedAnchor's experiments run FedCon
+    # BYOL's target in train mode, as FedCon's code (zewei-long/fedcon-pytorch, models/byol.py BYOL.forward:
+    # f_t(x1) under no_grad, inside model_local.train() in fedcon-main.py). 1: it had been eval mode (BN networks)
+    target_statistics = "batch"
+    batchnorm_revision = 1
     trainable = ("model", "predictor")
     cohort = True
     labels_at = ("server",)    # the server's supervised epoch; clients run BYOL without labels
@@ -129,7 +133,8 @@ class FedCon(Algorithm):
     def loss(self, nets: Nets, batch: Batch, step: Step):
         v = torch.cat(batch.views(("unlabeled", "weak"), ("unlabeled", "weak2")))
         online = predictor(nets["predictor"], self.features(nets["model"], v))
-        target = self.ctx.target(nets["target"], v, features_only=True)    # BYOL's target: Context.target's policy
+        target = self.ctx.target(nets["target"], v, features_only=True,    # BYOL's target: target_statistics
+                                 batch_statistics=self.target_statistics == "batch")
         n = len(batch.unlabeled)
         loss = byol_loss(online[:n], target[n:]) + byol_loss(online[n:], target[:n])
         return loss, {"byol_loss": loss.detach()}

@@ -68,6 +68,9 @@ class FedFixMatch(Algorithm):
     labels_at = ("client", "server")    # labeled term at clients, or server_update at the server
     settings = FedFixMatchSettings
     reads_also = ("pretrain_epochs", "pretrain_lr")     # the server's pre-training (FedAnchor's baseline)
+    # the pseudo-label is read off the trained forward of the weak and strong views together (FixMatch's one
+    # joint batch, its reference code's interleaved forward): the batch's statistics, with no extra forward
+    target_statistics = "batch"
 
     def init_state(self, initial: Tensors) -> State:
         return {"model": initial, "last": {}}

@@ -37,7 +37,7 @@ from ..learning.batches import Batch, BatchPart, DataView, Plan
 from ..config import setting
 from ..data.datasets import shape_of
 from ..learning.training import Nets, Step, Tensors
-from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
+from .base import RUNNING_READING, Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 PSI_FACTOR = 0.2        # ψ_0 = 0.2 σ_0, the official `psi_factor`
 
@@ -116,6 +116,11 @@ class FedMatch(Algorithm):
     labels_at = ("client", "server")    # Algorithm 1 (labels-at-client) and Algorithm 2 (labels-at-server)
     settings = FedMatchSettings
     reads_also = ("pseudo_label_threshold", "unlabeled_loss_weight")    # FedFixMatch's T and λ_u
+    # FedMatch's code's network has no BatchNorm: the reading it shares with FedMix (base.py RUNNING_READING).
+    # 1: on a network with BatchNorm the local pseudo-label comes from the running statistics (an extra
+    # no-grad forward of the weak view), no longer from the joint trained forward's batch statistics
+    target_statistics = RUNNING_READING
+    batchnorm_revision = 1
 
     @staticmethod
     def _helpers(cfg, facts):
@@ -248,9 +253,14 @@ class FedMatch(Algorithm):
         present = nets["helper_slots"]["present"] if "helper_slots" in nets else None   # a helper round
         helpers = [] if present is None else [nets[f"helper{j}"] for j in range(len(present))]
         # p*_θhj: frozen helpers, eval mode (Context.target)
-        helper_probs = [self.ctx.target(h, unlabeled.weak(), dropout=False).softmax(1) for h in helpers]
-        pseudo, mask = agreement_pseudo_labels(logits_weak.detach().softmax(1), helper_probs,
-                                               cfg.pseudo_label_threshold, present)
+        batch_statistics = self.target_statistics == "batch"
+        helper_probs = [self.ctx.target(h, unlabeled.weak(), dropout=False, batch_statistics=batch_statistics).softmax(1)
+                        for h in helpers]
+        # the local pseudo-label: off the trained forward where that is the target's policy (no BatchNorm, or batch
+        # statistics), else a no-grad forward with the running statistics (target_statistics)
+        local = (logits_weak.detach() if batch_statistics or not self.ctx.has_batchnorm
+                 else self.ctx.target(theta, unlabeled.weak()))
+        pseudo, mask = agreement_pseudo_labels(local.softmax(1), helper_probs, cfg.pseudo_label_threshold, present)
         kept = mask.sum().clamp_min(1.0)
         ce = (F.cross_entropy(logits_strong, pseudo, reduction="none") * mask).sum() / kept
         log_local = logits_weak.log_softmax(1)

@@ -33,7 +33,7 @@ from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
 from ..data.augment import AugmentSpec, random_crop_flip
 from ..learning.training import Nets, Step, Tensors
-from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
+from .base import RUNNING_READING, Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
 
 def sharpen(probs: Tensor, temperature: float) -> Tensor:
@@ -93,6 +93,7 @@ class FedMix(Algorithm):
     labels_at = ("server",)    # L_s at the server; clients minimise L_u and never read a label
     settings = FedMixSettings
     reads_also = ("pseudo_label_threshold",)    # the confidence threshold (FedFixMatch's T)
+    target_statistics = RUNNING_READING         # no code of FedMix's own: the reading FedMatch shares (base.py)
 
     @staticmethod
     def _mix_weights(cfg, facts):
@@ -163,7 +164,8 @@ class FedMix(Algorithm):
         teacher = nets.get("teacher", model)
         with torch.no_grad():        # ȳ over A views (Eq. 8), one forward for all of them
             views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
-            mean_probs = self.ctx.target(teacher, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
+            mean_probs = self.ctx.target(teacher, views, batch_statistics=self.target_statistics == "batch")
+            mean_probs = mean_probs.softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
             confidence, hard = mean_probs.max(1)
             mask = (confidence >= cfg.pseudo_label_threshold).to(mean_probs.dtype)
             target = (sharpen(mean_probs, cfg.sharpen_temperature) if cfg.fedmix_pseudo_label == "sharpen"

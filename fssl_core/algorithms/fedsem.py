@@ -60,6 +60,9 @@ class FedSem(Algorithm):
     # training, then pseudo-labels), which FedSiam does not report but which trains
     labels_at = ("client", "server")
     settings = FedSemSettings
+    # the labeler's pseudo-labels with the running statistics (and dropout off), as the authors' code
+    # (zewei-long/fedsiam-pytorch, fedsiam-labels-at-client/main_fedsem.py: net_glob.eval() before labeling)
+    target_statistics = "running"
     reads_also = ("unlabeled_loss_weight",)             # λ_u of the pseudo-label phase (FedFixMatch's)
 
     def __init__(self, cfg, ctx):

@@ -141,6 +141,11 @@ class FedSiam(Algorithm):
     """FedSiam-D: τ from the linear (Eq. 11) or rectangle (Eq. 12) curve, α^k = 0 up to φ_g."""
     name = "fedsiam_d"
     revision = 2     # 2: β^k and α^k on the client's own clock, α^k counted in steps
+    # the target net's forward in train mode, as the authors' code (zewei-long/fedsiam-pytorch,
+    # fedsiam-labels-at-client/models/Update.py: net_ema.train(), then net_ema(ema_input_var)); Π's second
+    # forward through the online net likewise (net.train()). 1: it had been eval mode (BatchNorm networks only)
+    target_statistics = "batch"
+    batchnorm_revision = 1
     cohort = True
     labels_at = ("client", "server")    # Eq. 7 (labels-at-client) and Eq. 8 (labels-at-server)
     settings = FedSiamSettings
@@ -245,8 +250,8 @@ class FedSiam(Algorithm):
                                      ("unlabeled", "weak2"))
         x_online, x_target = torch.cat([l1, u1]), torch.cat([l2, u2])
         logits = self.ctx.apply(nets["online"], x_online)
-        # stop-gradient: the target net learns only through Eq. 9 (BatchNorm: Context.target's policy)
-        target_logits = self.ctx.target(nets["target"], x_target)
+        # stop-gradient: the target net learns only through Eq. 9 (BatchNorm: target_statistics)
+        target_logits = self.ctx.target(nets["target"], x_target, batch_statistics=self.target_statistics == "batch")
         return self.objective(logits, target_logits, labeled, step)
 
     def objective(self, logits: Tensor, other_logits: Tensor, labeled: BatchPart, step: Step):

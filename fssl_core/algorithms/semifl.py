@@ -90,6 +90,10 @@ class AlternateTraining(Algorithm):
     # supervised training is the server's; clients train on pseudo-labels of their unlabeled data
     labels_at = ("server",)
     settings = SemiFLSettings
+    # the pseudo-labels with the running statistics (Context.predict: eval mode), as SemiFL's code
+    # (diaoenmao/SemiFL, src/modules/modules.py at 4ec3663: model.train(False) before make_dataset's and the
+    # client's pseudo-labels); FedAnchor's anchors and samples the same way
+    target_statistics = "running"
     reads_also = ("pseudo_label_threshold",)    # FedFixMatch's T, the clients' confidence threshold
 
     def init_state(self, initial: Tensors) -> State:

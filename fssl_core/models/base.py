@@ -26,6 +26,9 @@ class Network(nn.Module):
     image_size: int | None = None
     # bumped when a change alters what this network's runs compute (run_config.py: run identity)
     revision = 0
+    # whether it normalises with BatchNorm: a method's `batchnorm_revision` enters the identity of its runs on
+    # such a network only (run_config.py); tests/test_models.py checks it against the built modules
+    batchnorm = False
 
     def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):
         super().__init__()

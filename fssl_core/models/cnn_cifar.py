@@ -25,6 +25,7 @@ from .pooling import MaxPool2x2
 
 
 class CNNCifar(Network):
+    batchnorm = True
     image_size = 32      # the first linear layer takes 256·4·4 features
     # 1: channels_last on the CPU; 2: targets with BatchNorm in eval mode (algorithms/base.py,
     # Context.target): FedMix's ȳ, FedSiam's and FedCon's target networks on its three BatchNorms

@@ -29,8 +29,9 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18(Network):
-    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target): FedMix's ȳ,
-    # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
+    batchnorm = True
+    # 1: every method's targets moved to BatchNorm's running statistics (Context.target); a method's own
+    # later moves (Algorithm.target_statistics, as its reference code) are its batchnorm_revision
     revision = 1
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
@@ -60,8 +61,9 @@ class _Residual(nn.Module):
 
 
 class ResNet9(Network):
-    # 1: targets with BatchNorm in eval mode (algorithms/base.py, Context.target): FedMix's ȳ,
-    # FedSiam's and FedCon's target networks now normalise with the running statistics and update none
+    batchnorm = True
+    # 1: every method's targets moved to BatchNorm's running statistics (Context.target); a method's own
+    # later moves (Algorithm.target_statistics, as its reference code) are its batchnorm_revision
     revision = 1
     widths = (64, 128, 256, 512)
 

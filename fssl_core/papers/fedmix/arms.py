@@ -1,30 +1,32 @@
-"""The diagnostic that splits FedMix's gap to SL (its own supervised part) into arms, on the CPU's narrow copy
-of the journal's Fig. 8 (streaming Fashion-MNIST, ResNet-9 at 1/8 width; the protocol of
-measurements/2026-11-26-cpu-fedmix-narrow at 20 rounds: the first 6 SL warm-up, τ = 0.5 so that the narrow
-network keeps a share of pseudo-labels). Exploratory: no paper's protocol.
+"""The diagnostic that splits FedMix's gap to SL (its own supervised part) into arms, each FedMix-FedLoss with one
+change but A: A SL; B passive clients (λ_1 = λ_2 = 0: ψ^k = ω_t, so Eq. 9 is ω_{t+1} = ω_t + β(σ_{t+1} − ω_t));
+C the default; D ȳ from the received ω_t; E the other network; F the conference tether λ_L1 = 10. Every FedMix arm
+logs ψ_{t+1}'s, σ_{t+1}'s and ω_{t+1}'s test accuracy a round; each arm's final accuracy and mean over the last 10
+rounds (not best-of-run) go against A by the claim test. Exploratory: no paper's protocol.
 
-    python -m fssl_core.papers.fedmix.arms train OUT     # trains the arms' runs into OUT/runs (3 seeds an arm)
-    python -m fssl_core.papers.fedmix.arms summary OUT   # OUT/arms.csv from the records
+    python -m fssl_core.papers.fedmix.arms train OUT [--protocol paper --device cuda --precision tf32]
+    python -m fssl_core.papers.fedmix.arms summary OUT   # OUT/arms.csv from the records in OUT/runs
 
-Arms (each FedMix-FedLoss but A; every FedMix arm logs ψ_{t+1}'s, σ_{t+1}'s and ω_{t+1}'s test accuracy a round):
-A SL; B passive clients (λ_1 = λ_2 = 0: ψ^k = ω_t, so Eq. 9 is ω_{t+1} = ω_t + β(σ_{t+1} − ω_t)); C the default;
-D ȳ from the received ω_t; E FedMatch's BN-free network (`resnet9_fedmatch_narrow`); F the conference tether
-λ_L1 = 10. Each arm's final accuracy and mean over the last 10 rounds (not best-of-run) against A by the claim test.
+narrow (a CPU's): streaming Fashion-MNIST on ResNet-9 at 1/8 width with BatchNorm (E: BN-free), 20 rounds, the
+first 6 SL warm-up, τ = 0.5 (measurements/2026-11-26-cpu-fedmix-narrow's protocol). Expectations, committed before
+any of its runs existed: B below A by the lag of a step shrunk by β (so "SL is FedMix's ceiling" holds only
+asymptotically); C below B (clients whose kept pseudo-labels are 56% right pull ω down); D above C (81% right
+there); E nearer B than C if BatchNorm's statistics cause most of C's shortfall; F between C and B.
 
-Expectations, committed before any arm's run exists (git order): B is below A by the lag of a step shrunk by β
-(for passive clients Eq. 9 is SL's step times β = 0.3), so "SL is FedMix's ceiling" holds only asymptotically;
-C is below B (clients whose kept pseudo-labels are 56% right pull ω down, per the narrow copy's record); D is
-above C (81% of its kept pseudo-labels right there); E lands nearer B than C does if BatchNorm's statistics
-cause most of C's shortfall; F lands between C and B (the tether holds ψ near ω_t, moving C toward B).
+paper (a GPU's; measurements/fedmix-arms-paper-prepared): Fig. 8's cells as the paper profile plans them (FedMatch's
+BN-free ResNet-9, τ = 0.8, no warm-up; E: the BatchNorm ResNet-9) for the first PAPER_ROUNDS rounds. Expectations,
+committed before any of its runs exist: B within 1.5 points of A over the last 10 rounds (SL plateaus within about
+10 rounds here, so β's lag has closed); C below B; E (BatchNorm) below C (the pseudo-label symptoms seen so far
+exist only with BatchNorm); D at or above C; F between C and B.
 """
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 
+from ...config import ConfigError
 from ...report.claim_test import Comparison, Side
 from ...run_config import RunConfig
 from ...store import RunStore
@@ -32,32 +34,49 @@ from .cells import STREAMING, paper_config
 
 NARROW = dict(model="resnet9_narrow", rounds=20, pseudo_label_threshold=0.5, trainer="sequential")
 WARMUP = {"fedmix_warmup_rounds": 6, "fedmix_log_parts": True}
+PAPER_ROUNDS = 60    # the first 60 of Fig. 8's 150 rounds: 18 ResNet-9 runs in a GPU's lease
 SEEDS = (1, 2, 3)
 LAST = 10        # rounds averaged at the end
+PROTOCOLS = ("narrow", "paper")
 
 
-def arms(device: str = "cpu") -> dict[str, RunConfig]:
-    """Arm label -> its config at seed 1."""
-    fedmix = paper_config("fedmix_fedloss", device, **STREAMING).replace(**NARROW, **WARMUP)
+def arms(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32") -> dict[str, RunConfig]:
+    """Arm label -> its config at seed 1. narrow: the CPU's copy (ResNet-9 at 1/8 width with BatchNorm, E the
+    BN-free one); paper: Fig. 8's cells (FedMatch's BN-free ResNet-9, E the BatchNorm one) for PAPER_ROUNDS."""
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"protocol={protocol!r}: must be one of {', '.join(PROTOCOLS)}")
+    if protocol == "narrow":
+        fedmix = paper_config("fedmix_fedloss", device, precision, **STREAMING).replace(**NARROW, **WARMUP)
+        sl = paper_config("supervised_server", device, precision, **STREAMING).replace(**NARROW)
+        other_network = ("E: BN-free network", "resnet9_fedmatch_narrow")
+    else:
+        fedmix = paper_config("fedmix_fedloss", device, precision, **STREAMING).replace(rounds=PAPER_ROUNDS,
+                                                                                         fedmix_log_parts=True)
+        sl = paper_config("supervised_server", device, precision, **STREAMING).replace(rounds=PAPER_ROUNDS)
+        other_network = ("E: BatchNorm network", "resnet9")
     return {
-        "A: SL": paper_config("supervised_server", device, **STREAMING).replace(**NARROW),
+        "A: SL": sl,
         "B: passive clients (λ_1 = λ_2 = 0)": fedmix.replace(fedmix_lambda_1=0.0, fedmix_lambda_2=0.0),
         "C: FedMix-FedLoss (default)": fedmix,
         "D: ȳ from the received ω_t": fedmix.replace(fedmix_teacher="received"),
-        "E: BN-free network": fedmix.replace(model="resnet9_fedmatch_narrow"),
+        other_network[0]: fedmix.replace(model=other_network[1]),
         "F: tether λ_L1 = 10": fedmix.replace(fedmix_tether=10.0),
     }
 
 
-def configs(device: str = "cpu") -> dict[str, list[RunConfig]]:
-    return {arm: [cfg.replace(seed=s) for s in SEEDS] for arm, cfg in arms(device).items()}
+def configs(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32", seeds=SEEDS,
+            changes: dict | None = None) -> dict[str, list[RunConfig]]:
+    """Arm label -> its configs, one a seed; `changes` last (a CPU's wiring check of the GPU's script)."""
+    return {arm: [cfg.replace(seed=s, **(changes or {})) for s in seeds]
+            for arm, cfg in arms(device, protocol, precision).items()}
 
 
-def summary(store: RunStore) -> pd.DataFrame:
+def summary(store: RunStore, arm_configs: dict[str, list[RunConfig]] | None = None) -> pd.DataFrame:
     """One row per arm with all its runs finished: final and last-10 accuracy of ω (mean, std, n), the last-10
-    means of ψ and σ where logged, and the verdict of "this arm ≈ A" read as the arm's last-10 minus A's."""
+    means of ψ and σ where logged, and the verdict of "this arm ≈ A" read as the arm's last-10 minus A's.
+    `arm_configs`: the arms' runs (`configs`), by default the narrow copy's."""
     per_arm = {}
-    for arm, cfgs in configs().items():
+    for arm, cfgs in (arm_configs or configs()).items():
         results = [store.load(c) for c in cfgs]
         if any(r is None for r in results):
             continue
@@ -95,16 +114,34 @@ def _mean(values) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    command, out = (argv or sys.argv[1:] or ["summary", "measurements/fedmix-arms"])[:2]
-    out = Path(out)
-    store = RunStore(out / "runs")
-    if command == "train":
+    import argparse
+    from ...config import DEVICES, ConfigError
+    from .train_fig8 import parse_set
+    parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.arms", description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["train", "summary"])
+    parser.add_argument("out", type=Path, help="the folder: its runs/ and arms.csv")
+    parser.add_argument("--protocol", default="narrow", choices=PROTOCOLS)
+    parser.add_argument("--device", default="cpu", choices=list(DEVICES))
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
+    parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated")
+    parser.add_argument("--workers", type=int, default=None, help="runs side by side (default: the executor's)")
+    parser.add_argument("--set", action="append", default=[], metavar="key=value",
+                        help="a RunConfig change for every run (a CPU's wiring check: other run ids)")
+    args = parser.parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s]
+        arm_configs = configs(args.device, args.protocol, args.precision, seeds, parse_set(args.set))
+    except (ConfigError, ValueError) as err:
+        parser.error(str(err))
+    store = RunStore(args.out / "runs")
+    if args.command == "train":
         from ...executors import run_all
-        run_all([c for cs in configs().values() for c in cs], store=store)
-    frame = summary(store)
+        run_all(list({c.run_id: c for cs in arm_configs.values() for c in cs}.values()), store=store,
+                workers=args.workers)
+    frame = summary(store, arm_configs)
     if len(frame):
         from ...store.files import atomic_write_text
-        atomic_write_text(out / "arms.csv", frame.to_csv(index=False))
+        atomic_write_text(args.out / "arms.csv", frame.to_csv(index=False))
         print(frame.drop(columns="run_ids").to_string(index=False))
 
 

@@ -51,7 +51,7 @@ METHODS = {
     "fedmix_fedfreq": ("fedmix", {**BEST_WEIGHTS, "client_weighting": "fedfreq"}),
     "fedmix_fedloss": ("fedmix", {**BEST_WEIGHTS, "client_weighting": "fedloss"}),
 }
-# The network, a reading fixed before any of its runs existed (issue 60): the papers say "ResNet-9" and nothing
+# The network, a reading fixed before any of its runs existed (git order): the papers say "ResNet-9" and nothing
 # more (EN line 201, ZH line 235); FedMix's CIFAR split and lr are FedMatch's code's (READINGS.md, "The network"),
 # whose ResNet-9 has no BatchNorm (`resnet9_fedmatch`, models/resnet9_fedmatch.py cites its layers). The
 # alternative is the DAWNBench ResNet-9 with BatchNorm after every convolution (`resnet9`), on which the H100 rows
