@@ -334,3 +334,17 @@ def test_fedfreqs_line_stays_visible_where_it_lies_on_fedloss():
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert (lines["fedmix_fedloss"].get_linestyle(), lines["fedmix_fedfreq"].get_linestyle()) == ("-", "--")
     assert lines["fedmix_fedfreq"].get_color() == "C3"
+
+
+def test_an_arms_expectation_holds_only_where_the_claim_test_decides_it_in_the_expected_direction():
+    import pandas as pd
+    from fssl_core.papers.fedmix.arms import expectations
+    frame = pd.DataFrame([{"arm": f"{letter}: x", "last10": mean, "last10_std": std, "n": 3}
+                          for letter, mean, std in (("A", 77.0, 0.5), ("B", 75.0, 0.4), ("C", 50.0, 1.0),
+                                                    ("D", 60.0, 20.0), ("E", 55.0, 1.0))])
+    rows = expectations(frame, "narrow").set_index("expectation")
+    assert rows.expectation_holds.to_dict() == {"B below A": "yes", "C below B": "yes", "D above C": "undecided",
+                                                "E above C": "yes"}            # F has no runs: no row
+    assert rows.loc["D above C", "power"].startswith("undecided at n = 3 (detects ≥ ")
+    assert expectations(frame, "paper").set_index("expectation").expectation_holds.to_dict() == {
+        "B within 1.5 points of A": "undecided", "C below B": "yes", "D at or above C": "undecided", "E below C": "no"}

@@ -72,15 +72,14 @@ def configs(device: str = "cpu", protocol: str = "narrow", precision: str = "fp3
 
 
 def summary(store: RunStore, arm_configs: dict[str, list[RunConfig]] | None = None) -> pd.DataFrame:
-    """One row per arm with all its runs finished: final and last-10 accuracy of ω (mean, std, n), the last-10
-    means of ψ and σ where logged, and the verdict of "this arm ≈ A" read as the arm's last-10 minus A's.
-    `arm_configs`: the arms' runs (`configs`), by default the narrow copy's."""
+    """One row per arm over its finished runs (n of them; an arm with none is left out): final and last-10
+    accuracy of ω (mean, std, n), the last-10 means of ψ and σ where logged, and the verdict of "this arm above A"
+    read as the arm's last-10 minus A's. `arm_configs`: the arms' runs (`configs`), by default the narrow copy's."""
     per_arm = {}
     for arm, cfgs in (arm_configs or configs()).items():
-        results = [store.load(c) for c in cfgs]
-        if any(r is None for r in results):
-            continue
-        per_arm[arm] = (cfgs, [r.metrics for r in results])
+        finished = [(c, r) for c, r in ((c, store.load(c)) for c in cfgs) if r is not None]
+        if finished:
+            per_arm[arm] = ([c for c, _ in finished], [r.metrics for _, r in finished])
     if not per_arm:
         return pd.DataFrame()
     rows, reference = [], None
@@ -101,6 +100,42 @@ def summary(store: RunStore, arm_configs: dict[str, list[RunConfig]] | None = No
             row["vs_A"] = f"{row['last10'] - reference.mean:+.2f} points, {verdict.word}" + (f" {power}" if power else "")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# The expectations of the docstring as claims "first above second" on the last-10 means, each with the direction
+# expected (narrow: B below A, C below B, D above C, E above C (nearer B, which is above both), F above C and below
+# B; paper: the same, but B ≈ A within 1.5 points and E below C)
+EXPECTED = {
+    "narrow": (("B", "A", "below"), ("C", "B", "below"), ("D", "C", "above"), ("E", "C", "above"),
+               ("F", "C", "above"), ("F", "B", "below")),
+    "paper": (("B", "A", "parity"), ("C", "B", "below"), ("D", "C", "at or above"), ("E", "C", "below"),
+              ("F", "C", "above"), ("F", "B", "below")),
+}
+PARITY_POINTS = 1.5
+
+
+def expectations(frame: pd.DataFrame, protocol: str = "narrow") -> pd.DataFrame:
+    """Each expectation of `protocol` whose two arms are in `frame` (summary's rows): the difference of the last-10
+    means, the claim test's word on "first above second" (parity: within PARITY_POINTS), its power line where
+    undecided, and whether the expectation holds ("yes", "no", or "undecided")."""
+    sides = {row.arm.split(":")[0]: Side(row.arm, row.last10, row.last10_std, int(row.n)) for row in frame.itertuples()}
+    rows = []
+    for first, second, expected in EXPECTED[protocol]:
+        if first not in sides or second not in sides:
+            continue
+        parity = expected == "parity"
+        verdict = Comparison(sides[first], (sides[second],), "parity" if parity else "above").verdict(PARITY_POINTS)
+        if verdict.word == "holds":
+            holds = "yes" if expected in ("above", "at or above", "parity") else "no"
+        elif verdict.word == "refuted":
+            holds = "yes" if expected in ("below",) else "no"
+        else:
+            holds = "undecided"
+        relation = f"within {PARITY_POINTS:g} points of" if parity else expected
+        rows.append({"expectation": f"{first} {relation} {second}",
+                     "difference": round(sides[first].mean - sides[second].mean, 2), "claim": verdict.word,
+                     "power": verdict.power_line(min(sides[first].n, sides[second].n)), "expectation_holds": holds})
+    return pd.DataFrame(rows, columns=["expectation", "difference", "claim", "power", "expectation_holds"])
 
 
 def _mean_last(metrics: list[dict], key: str) -> float:
@@ -124,6 +159,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu", choices=list(DEVICES))
     parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
     parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated")
+    parser.add_argument("--arms", default=None, help="train only these arms' runs, by letter (e.g. C,D); "
+                                                     "the summary reads every arm's runs at SEEDS and beyond")
     parser.add_argument("--workers", type=int, default=None, help="runs side by side (default: the executor's)")
     parser.add_argument("--set", action="append", default=[], metavar="key=value",
                         help="a RunConfig change for every run (a CPU's wiring check: other run ids)")
@@ -136,13 +173,23 @@ def main(argv: list[str] | None = None) -> None:
     store = RunStore(args.out / "runs")
     if args.command == "train":
         from ...executors import run_all
-        run_all(list({c.run_id: c for cs in arm_configs.values() for c in cs}.values()), store=store,
-                workers=args.workers)
+        letters = None if args.arms is None else set(args.arms.split(","))
+        known = {arm.split(":")[0] for arm in arm_configs}
+        if letters is not None and not letters <= known:
+            parser.error(f"--arms {args.arms}: must be letters among {','.join(sorted(known))}")
+        run_all(list({c.run_id: c for arm, cs in arm_configs.items() if letters is None or arm.split(":")[0] in letters
+                      for c in cs}.values()), store=store, workers=args.workers)
+    # the summary reads every seed trained so far, SEEDS and those given
+    arm_configs = configs(args.device, args.protocol, args.precision, sorted(set(SEEDS) | set(seeds)),
+                          parse_set(args.set))
     frame = summary(store, arm_configs)
     if len(frame):
         from ...store.files import atomic_write_text
         atomic_write_text(args.out / "arms.csv", frame.to_csv(index=False))
         print(frame.drop(columns="run_ids").to_string(index=False))
+        expected = expectations(frame, args.protocol)
+        atomic_write_text(args.out / "expectations.csv", expected.to_csv(index=False))
+        print(expected.to_string(index=False))
 
 
 if __name__ == "__main__":
