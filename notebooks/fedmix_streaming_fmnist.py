@@ -101,8 +101,10 @@ comparison_table(claims)
 # Test accuracy per round. Beside this profile's curves, the paper protocol's runs that the run store holds (150
 # rounds, trained on a GPU in TF32, one seed), each labelled with its network: FedMatch's ResNet-9 (the reading) and
 # the BatchNorm ResNet-9 (the alternative, whose H100 runs are the `stream_dir0.1_resnet9_bn` rows). FedMix+FedFreq is
-# dashed because it can lie on FedMix+FedLoss: with all 10 clients in every round FedFreq's weights are uniform, and
-# FedLoss's are near uniform while the clients' losses are near equal; the table below gives the largest gap.
+# dashed because it can lie on FedMix+FedLoss, by construction: with all 10 clients in every round FedFreq's weights
+# are uniform (1/10), and FedLoss's w_k = (1 − p_k)/9, p_k client k's share of the round's losses, stay within
+# 1/90 of 1/10 while no client holds more than twice the mean share, p_k ≤ 2/10 (a client at twice the mean: 0.089
+# for 0.100; `learning/aggregate.py`); the table below gives the largest gap between the two curves.
 
 # %%
 fig = fedmix.streaming_figure(cells, run_profile, device, display_names=display_names())

@@ -348,3 +348,12 @@ def test_an_arms_expectation_holds_only_where_the_claim_test_decides_it_in_the_e
     assert rows.loc["D above C", "power"].startswith("undecided at n = 3 (detects ≥ ")
     assert expectations(frame, "paper").set_index("expectation").expectation_holds.to_dict() == {
         "B within 1.5 points of A": "undecided", "C below B": "yes", "D at or above C": "undecided", "E below C": "no"}
+
+
+def test_fedloss_weights_of_ten_clients_stay_near_uniform_unless_one_holds_much_of_the_loss():
+    # why FedMix+FedLoss lies on FedMix+FedFreq in the streaming setting (10 clients every round, FedFreq uniform)
+    twice = fedloss_weights([2.0] + [1.0] * 9)          # one client with twice the others' loss
+    assert twice[0] == pytest.approx((1 - 2 / 11) / 9) and twice[0] == pytest.approx(0.0909, abs=1e-4)
+    assert max(abs(w - 0.1) for w in twice) < 1 / 90
+    half = fedloss_weights([1.0] * 5 + [3.0] * 5)       # half the clients at three times the loss
+    assert max(abs(w - 0.1) for w in half) < 1 / 90

@@ -35,7 +35,8 @@ def draw_cifar_figure(notebook: str, cells: list[Cell], profile: Profile, device
 
 
 # FedFreq's line is dashed: with every client in every round (the streaming setting) its weights are uniform, and
-# FedLoss's are near uniform while the clients' losses are near equal, so the two curves can lie on each other
+# FedLoss's (1 − p_k)/(K − 1) move from 1/K by at most 1/(K(K − 1)) while each loss share p_k ≤ 2/K, so the two
+# curves can lie on each other
 STREAMING_STYLES = {"fedmix_fedfreq": "--"}
 NETWORK_NAMES = {NETWORKS["resnet9_fedmatch"]: "FedMatch's ResNet-9", NETWORKS["resnet9"]: "BatchNorm ResNet-9"}
 
