@@ -174,8 +174,8 @@ def test_each_algorithms_loss_computes_its_targets_with_its_references_statistic
 
 
 def test_fedmatch_local_pseudo_labels_of_a_skewed_client_come_from_the_running_statistics_as_fedmixs():
-    """Fails on the joint trained forward's pseudo-label (before issue 60's reading): the batch's statistics turn
-    about half of this class-3 client's confident pseudo-labels into class 7. On a BN-free network FedMatch still
+    """Fails on the joint trained forward's pseudo-label (before issue 60's reading): with the batch's statistics
+    only 23% of this class-3 client's samples pass τ (20% passing and right). On a BN-free network FedMatch still
     reads them off the joint forward (the same floats: no extra forward)."""
     model, ctx, tensors = network()
     batch, _ = skewed_client()
