@@ -283,6 +283,11 @@ class Algorithm:
         self.cfg = cfg
         self.ctx = ctx
 
+    def target(self, tensors: Tensors, x: Tensor, **kwargs) -> Tensor:
+        """Context.target with this method's BatchNorm statistics (`target_statistics`): every target an
+        algorithm computes goes through here, so its policy is declared once, beside its evidence."""
+        return self.ctx.target(tensors, x, batch_statistics=self.target_statistics == "batch", **kwargs)
+
     @functools.cached_property
     def parameter_names(self) -> tuple[str, ...]:
         """The network's parameters by name, in the network's order (its buffers, e.g. BatchNorm's statistics, not)."""

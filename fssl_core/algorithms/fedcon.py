@@ -133,8 +133,7 @@ class FedCon(Algorithm):
     def loss(self, nets: Nets, batch: Batch, step: Step):
         v = torch.cat(batch.views(("unlabeled", "weak"), ("unlabeled", "weak2")))
         online = predictor(nets["predictor"], self.features(nets["model"], v))
-        target = self.ctx.target(nets["target"], v, features_only=True,    # BYOL's target: target_statistics
-                                 batch_statistics=self.target_statistics == "batch")
+        target = self.target(nets["target"], v, features_only=True)    # BYOL's target: target_statistics
         n = len(batch.unlabeled)
         loss = byol_loss(online[:n], target[n:]) + byol_loss(online[n:], target[:n])
         return loss, {"byol_loss": loss.detach()}

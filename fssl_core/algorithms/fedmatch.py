@@ -209,7 +209,7 @@ class FedMatch(Algorithm):
     @torch.no_grad()
     def embed(self, theta: Tensors) -> Tensor:
         """A model's embedding: its softmax output on the fixed random probe, in eval mode."""
-        return self.ctx.target(theta, self.probe, dropout=False).softmax(1)[0]
+        return self.target(theta, self.probe, dropout=False).softmax(1)[0]
 
     def eval_tensors(self, state: State) -> Tensors:
         return compose(state["sigma"], state["psi"])
@@ -253,13 +253,11 @@ class FedMatch(Algorithm):
         present = nets["helper_slots"]["present"] if "helper_slots" in nets else None   # a helper round
         helpers = [] if present is None else [nets[f"helper{j}"] for j in range(len(present))]
         # p*_θhj: frozen helpers, eval mode (Context.target)
-        batch_statistics = self.target_statistics == "batch"
-        helper_probs = [self.ctx.target(h, unlabeled.weak(), dropout=False, batch_statistics=batch_statistics).softmax(1)
-                        for h in helpers]
+        helper_probs = [self.target(h, unlabeled.weak(), dropout=False).softmax(1) for h in helpers]
         # the local pseudo-label: off the trained forward where that is the target's policy (no BatchNorm, or batch
         # statistics), else a no-grad forward with the running statistics (target_statistics)
-        local = (logits_weak.detach() if batch_statistics or not self.ctx.has_batchnorm
-                 else self.ctx.target(theta, unlabeled.weak()))
+        local = (logits_weak.detach() if self.target_statistics == "batch" or not self.ctx.has_batchnorm
+                 else self.target(theta, unlabeled.weak()))
         pseudo, mask = agreement_pseudo_labels(local.softmax(1), helper_probs, cfg.pseudo_label_threshold, present)
         kept = mask.sum().clamp_min(1.0)
         ce = (F.cross_entropy(logits_strong, pseudo, reduction="none") * mask).sum() / kept

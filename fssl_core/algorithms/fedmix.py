@@ -164,8 +164,7 @@ class FedMix(Algorithm):
         teacher = nets.get("teacher", model)
         with torch.no_grad():        # ȳ over A views (Eq. 8), one forward for all of them
             views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
-            mean_probs = self.ctx.target(teacher, views, batch_statistics=self.target_statistics == "batch")
-            mean_probs = mean_probs.softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
+            mean_probs = self.target(teacher, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
             confidence, hard = mean_probs.max(1)
             mask = (confidence >= cfg.pseudo_label_threshold).to(mean_probs.dtype)
             target = (sharpen(mean_probs, cfg.sharpen_temperature) if cfg.fedmix_pseudo_label == "sharpen"

@@ -125,7 +125,7 @@ class FedSem(Algorithm):
         if n_u == 0:
             return self.supervised_loss(nets, batch, step)
         # ŷ = argmax f_θ*(u): the frozen phase-1 model, no threshold, eval mode (Context.target)
-        pseudo = self.ctx.target(nets["labeler"], unlabeled.plain(), dropout=False).argmax(1)
+        pseudo = self.target(nets["labeler"], unlabeled.plain(), dropout=False).argmax(1)
         x = torch.cat(batch.views(("labeled", "weak"), ("unlabeled", "weak")))
         per_sample = F.cross_entropy(self.ctx.apply(nets["model"], x), torch.cat([labeled.y, pseudo]),
                                      reduction="none")

@@ -251,7 +251,7 @@ class FedSiam(Algorithm):
         x_online, x_target = torch.cat([l1, u1]), torch.cat([l2, u2])
         logits = self.ctx.apply(nets["online"], x_online)
         # stop-gradient: the target net learns only through Eq. 9 (BatchNorm: target_statistics)
-        target_logits = self.ctx.target(nets["target"], x_target, batch_statistics=self.target_statistics == "batch")
+        target_logits = self.target(nets["target"], x_target)
         return self.objective(logits, target_logits, labeled, step)
 
     def objective(self, logits: Tensor, other_logits: Tensor, labeled: BatchPart, step: Step):

@@ -27,8 +27,8 @@ from .pooling import MaxPool2x2
 class CNNCifar(Network):
     batchnorm = True
     image_size = 32      # the first linear layer takes 256·4·4 features
-    # 1: channels_last on the CPU; 2: targets with BatchNorm in eval mode (algorithms/base.py,
-    # Context.target): FedMix's ȳ, FedSiam's and FedCon's target networks on its three BatchNorms
+    # 1: channels_last on the CPU; 2: every method's targets moved to BatchNorm's running statistics
+    # (Context.target); a method's own later moves (Algorithm.target_statistics) are its batchnorm_revision
     revision = 2
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
