@@ -179,6 +179,10 @@ def cmd_fingerprint(args) -> None:
 def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
     try:
+        if args.until_decided:
+            from .job.until_decided import until_decided
+            until_decided(dry_run=args.dry_run, device=args.device)
+            return
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
                   executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run,
                   replace_figures=args.replace_figures, train_only=args.train_only, replace=args.replace,
@@ -285,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
                      help="the notebooks' results replace the published rows: a row averaged over more runs than "
                           "this run measured, and (without --param) a measured row outside this run's scope, are "
                           "dropped (named first). By default a republish drops no measured row and names what it kept")
+    rep.add_argument("--until-decided", action="store_true",
+                     help="FedSiam's undecided claims under their stopping rule (papers/fedsiam/stopping.py): train only "
+                          "the runs each claim's next look needs, stop each at its boundary; with --dry-run, say where "
+                          "each stands and what its next look needs")
     add_track_options(rep)
     rep.set_defaults(func=cmd_reproduce)
     args = parser.parse_args(argv)

@@ -59,7 +59,8 @@ def _side(part: pd.DataFrame, method: str, metric: str) -> Side:
         return Side(f"{method} {metric}", math.nan, math.nan, 0)
     row = hit.iloc[0]
     n = 0 if pd.isna(row.n_runs) else int(row.n_runs)
-    return Side(f"{method} {metric}", float(row.reproduced_value), float(row.get("reproduced_std", math.nan)), n)
+    return Side(f"{method} {metric}", float(row.reproduced_value), float(row.get("reproduced_std", math.nan)), n,
+                float(row.get("paper_value", math.nan)))
 
 
 def _fmnist(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "semifl", table: str = "fmnist_claims",

@@ -19,7 +19,8 @@ def _side(results: pd.DataFrame, method: str, metric: str) -> Side:
     if hit.empty:
         return Side(f"{method} {metric}", math.nan, math.nan, 0)
     row = hit.iloc[0]
-    return Side(f"{method} {metric}", float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs))
+    return Side(f"{method} {metric}", float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs),
+                float(row.get("paper_value", math.nan)))
 
 
 def runs_peaking_last(results: pd.DataFrame, method: str, rounds: int | None) -> int:

@@ -70,7 +70,7 @@ def _row_stats(rows: pd.DataFrame, name: str) -> Side:
     if hit.empty:
         return Side(name, math.nan, math.nan, 0)
     row = hit.iloc[0]
-    return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs))
+    return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs), float(row.paper_value))
 
 
 def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> Side:

@@ -1,0 +1,146 @@
+"""The stopping rule for FedSiam's undecided claims, fixed in this file before any of its runs (git order is the
+evidence: every run of a look beyond a cell's first three seeds comes after the commit that added this file).
+
+Which claims: those undecided both ways when the rule was fixed, with the paper's margin as a verdict of its own
+(report/claim_test.py): Table 5's ten "FedSiam-D above every baseline" claims and Tables 7-8 were then decided
+(direction or margin), its ten parity claims held (TOST), so the rule covers Table 6's three columns whose
+direction is within noise and whose interval holds the paper's margin: Labels-at-Server non-IID γ = 0.01, IID
+γ = 0.10 and non-IID γ = 0.10 (MNIST, the paper's protocol; 3 seeds a cell then). Table 6's IID γ = 0.01 was
+decided below the paper's margin at n = 3.
+
+The rule: n_max = 10 seeds a side; looks at 5, 7 and 10 seeds of every cell the claim compares (FedSiam-Π,
+FedSiam-MT, FedFixMatch, FedMatch); a look tests the claim with claim_test at the nominal level that
+Lan-DeMets' O'Brien-Fleming-type spending allots it (two-sided α = 0.05 over the information fractions 0.5,
+0.7, 1.0: report/sequential.py), direction and margin both; the claim stops at the first look where it is
+decided either way, else at n_max undecided. The looks at n = 3 the fixed-n tests made before this rule are not
+in its spending (their data are the first three seeds of look 5); the rule is stated for the looks it makes.
+
+Cost, fixed before the runs: a Table 6 MNIST run took 4.5-13 min on one core of this CPU (results'
+`seconds`), so a look of 12 cells × 2 seeds is about 2 h on 2 workers, and the whole rule at most 84 runs (about
+6.5 h); tests/test_sequential.py prints the expected runs against a fixed n = 10.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...report.sequential import nominal_levels
+
+N_MAX = 10
+LOOKS = (5, 7, 10)
+SPENDING = "obrien_fleming"
+ALPHA = 0.05
+SEEDS = tuple(range(1234, 1234 + N_MAX))        # the paper's 1234 first, then the next ones, as cells.SEEDS
+
+
+@dataclass(frozen=True)
+class SequentialClaim:
+    """A claim under the rule: the claims table's row (table, setting, labeled, dataset, metric) and the notebook
+    table whose cells it compares."""
+    table: str
+    setting: str
+    labeled: str
+    dataset: str
+    metric: str
+    cells_table: str
+    methods: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.table} {self.setting} γ={self.labeled} {self.dataset}"
+
+
+_TABLE6 = ("fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt")
+CLAIMS = tuple(SequentialClaim("table6_claims", setting, labeled, "mnist", "siamese_minus_fixmatch_based", "table6",
+                               _TABLE6)
+               for setting, labeled in (("server_noniid", "0.01"), ("server_iid", "0.10"), ("server_noniid", "0.10")))
+
+
+def levels() -> list[float]:
+    """The nominal two-sided level of each look (LOOKS)."""
+    return nominal_levels(LOOKS, ALPHA, SPENDING)
+
+
+def cells(claim: SequentialClaim, n: int, device: str = "cpu") -> list:
+    """The cells the claim compares at `n` seeds each (the first n of SEEDS), at the paper's protocol."""
+    from ...profiles import get_profile
+    from .cells import table6_cells
+    if claim.cells_table != "table6":
+        raise ValueError(f"SequentialClaim.cells_table={claim.cells_table!r}: the rule covers 'table6' only")
+    return table6_cells(get_profile("paper"), device, methods=claim.methods, settings=[claim.setting],
+                        datasets=[claim.dataset], labeled_ratios=[float(claim.labeled)], seeds=list(SEEDS[:n]))
+
+
+@dataclass(frozen=True)
+class Look:
+    """Where a claim stands under the rule: the looks made (seeds a side, nominal level, verdict at it), whether
+    it stopped (decided, or undecided at n_max), and the runs the next look needs (empty once stopped)."""
+    claim: SequentialClaim
+    made: tuple[tuple[int, float, object], ...]
+    stopped: bool
+    missing: tuple = ()
+
+    @property
+    def last(self):
+        return self.made[-1] if self.made else None
+
+    def line(self) -> str:
+        if not self.made:
+            return f"{self.claim.key}: no look yet; look 1 at n = {LOOKS[0]} needs {len(self.missing)} runs"
+        n, level, verdict = self.last
+        k = len(self.made)
+        said = f"{verdict.word}" + (f", {verdict.margin}" if verdict.margin else "")
+        state = ("decided" if verdict.decided else "undecided at n_max") if self.stopped else \
+            f"continues: look {k + 1} at n = {LOOKS[k]} needs {len(self.missing)} runs"
+        return (f"{self.claim.key}: look {k} of {len(LOOKS)} at n = {n} (nominal two-sided level {level:.4f}, "
+                f"boundary |z| ≥ {_z(level):.3f}): {said}; {state}")
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+    return float(norm.isf(level / 2))
+
+
+def standing(claim: SequentialClaim, store=None, device: str = "cpu") -> Look:
+    """Where `claim` stands, from the finished runs in `store` only (nothing trains): each look whose runs all
+    exist is tested in order until one decides."""
+    from ...store import RunStore
+    store = store or RunStore()
+    made = []
+    for n, level in zip(LOOKS, levels()):
+        look_cells = cells(claim, n, device)
+        results = {cfg.run_id: store.load(cfg) for cell in look_cells for cfg in cell.configs}
+        missing = tuple(cfg for cell in look_cells for cfg in cell.configs if results[cfg.run_id] is None)
+        if missing:
+            return Look(claim, tuple(made), False, tuple({c.run_id: c for c in missing}.values()))
+        verdict = _verdict(claim, look_cells, results, level)
+        made.append((n, level, verdict))
+        if verdict.decided:
+            return Look(claim, tuple(made), True)
+    return Look(claim, tuple(made), True)
+
+
+def _verdict(claim: SequentialClaim, look_cells: list, results: dict, level: float):
+    """claim_test at `level` on the look's cells, the claim's rows built as the published table builds them."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from ...report.tables import COLUMNS, METRICS, PARITY_POINTS
+    from .claims import CLAIM_SOURCES
+    from .cells import PAPER
+    rows = []
+    for cell in look_cells:
+        values = [METRICS[cell.metric](results[cfg.run_id]) for cfg in cell.configs]
+        values = [v for v in values if v is not None]
+        rows.append({"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
+                     "dataset": cell.dataset, "method": cell.method, "metric": cell.metric,
+                     "paper_value": cell.paper_value, "reproduced_value": round(float(np.mean(values)), 2),
+                     "reproduced_std": round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else math.nan,
+                     "n_runs": len(values), "profile": "paper", "device": "cpu", "seconds": 0.0, "status": "ok",
+                     "run_ids": ""})
+    _, build = CLAIM_SOURCES[(PAPER, claim.table)]
+    for row, comparison in build(pd.DataFrame(rows, columns=COLUMNS)):
+        if row["metric"] == claim.metric:
+            return comparison.verdict(PARITY_POINTS, alpha=level)
+    raise ValueError(f"{claim.key}: its cells state no {claim.metric!r} claim")
