@@ -344,7 +344,8 @@ def _train_cohort(feds: list[Federation], rounds: list[_Round], round: int) -> l
     all_stats = train_cohort(stacked, algo.trainable, lead.param_names, algo.loss, lead.images,
                              [w for run in per_run for w in run[2]], [p for run in per_run for p in run[3]],
                              lead.algorithm.client_sgd(round), [g for run in per_run for g in run[4]], round,
-                             after_step=algo.after_step, participations=[c for r in rounds for c in r.clocks])
+                             after_step=algo.after_step, participations=[c for r in rounds for c in r.clocks],
+                             owners=[i for i, r in enumerate(rounds) for _ in r.clocks])
     trained = iter(zip(unstack_nets(stacked, len(inits)), all_stats))
     out = []
     for fed, r, (views, *_) in zip(feds, rounds, per_run):

@@ -171,13 +171,28 @@ def unstack_nets(nets: Nets, count: int) -> list[Nets]:
     return [{role: {k: v[c] for k, v in tensors.items()} for role, tensors in nets.items()} for c in range(count)]
 
 
+def run_groups(active: list[int], shapes: list, owners: list[int]) -> dict[tuple, list[int]]:
+    """The cohort's groups of one step: one run's clients of one batch shape (`shapes[c]`: labeled and unlabeled
+    sizes, steps). Runs never share a group: the grouped kernels (models/grouped.py, a convolution with the
+    clients as channel groups) block channels across client boundaries, so a client's floats moved in the last
+    bits (1.5e-8 after two FedAvg rounds) with the partners stacked beside it; apart, each run computes exactly
+    what it computes alone (tests/test_trainer.py, bitwise, every cohort algorithm). The lockstep still shares the
+    rounds, the step loop and the data's batching. Key: (*shape, owner)."""
+    groups: dict[tuple, list[int]] = {}
+    for c in active:
+        groups.setdefault((*shapes[c], owners[c]), []).append(c)
+    return groups
+
+
 def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[str], loss_fn: LossFn,
                  images: TrainImages, views: list[DataView], plans: list[Plan], optimizer: SGD,
                  generators: list[torch.Generator], round: int,
-                 after_step: AfterStepFn | None = None, participations: list[int] | None = None) -> list[dict[str, float]]:
+                 after_step: AfterStepFn | None = None, participations: list[int] | None = None,
+                 owners: list[int] | None = None) -> list[dict[str, float]]:
     """`train_party` for a cohort: `nets` stacked over the clients (in `views` order) are updated in
     place; returns each client's mean loss and statistics, as `train_party` would. `participations`:
-    each client's Step.participation (default 1)."""
+    each client's Step.participation (default 1); `owners`: the run each client belongs to (default one run):
+    each run's clients are grouped apart (run_groups), so a run's floats never depend on its partners."""
     if optimizer.clip_norm:   # clip_grad_norm_'s norm is one client's; on the stacked tensors it would be the cohort's
         raise ValueError(f"train_cohort: optimizer.clip_norm={optimizer.clip_norm!r}: a cohort trains without "
                          "clipping (an algorithm that clips trains its clients one by one)")
@@ -194,14 +209,14 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     totals: dict[str, Tensor] = {}
     reported: dict[str, set[int]] = {}
     participations = participations or [1] * count
+    owners = owners or [0] * count
 
     for i in range(max(steps, default=0)):
         active = [c for c in range(count) if i < steps[c]]
         drawn = {c: next(streams[c]) for c in active}
-        groups: dict[tuple, list[int]] = {}
-        for c in active:
-            groups.setdefault((len(drawn[c].labeled), len(drawn[c].unlabeled), steps[c]), []).append(c)
-        for (_, _, local_steps), members in groups.items():
+        groups = run_groups(active, [(len(drawn[c].labeled), len(drawn[c].unlabeled), steps[c]) if c in drawn
+                                     else None for c in range(count)], owners)
+        for (_, _, local_steps, _), members in groups.items():
             # one clock for the group when its clients share it (the sequential trainer's int), else
             # a tensor: one value per client outside vmap, each client's own inside
             clocks = [participations[c] for c in members]

@@ -181,7 +181,8 @@ class Verdict:
 class Comparison:
     """A claim as the cells it compares: `ours` against each of `theirs` (see the module's rules).
     `by_construction` names the reading that implies the claim; `cut_off` says what the run's length
-    cuts off; `unit`: what the published difference (ours − theirs, or a saving) is counted in."""
+    cuts off; `unit`: what the published difference (ours − theirs, or a saving) is counted in; `alpha`: the
+    two-sided level it is tested at (a stopping rule's look sets its nominal level, and says so in `look`)."""
     ours: Side
     theirs: tuple[Side, ...]
     kind: str = "above"
@@ -190,12 +191,14 @@ class Comparison:
     by_construction: str | None = None
     cut_off: str | None = None
     unit: str = "points"
+    alpha: float = ALPHA
+    look: str = ""
 
-    def verdict(self, parity_points: float, alpha: float = ALPHA) -> Verdict:
+    def verdict(self, parity_points: float, alpha: float | None = None) -> Verdict:
         return claim_test(self.ours, self.theirs, kind=self.kind, target=self.target,
                           points=parity_points if self.points is None else self.points,
                           by_construction=self.by_construction is not None, cut_off=self.cut_off is not None,
-                          alpha=alpha)
+                          alpha=self.alpha if alpha is None else alpha)
 
 
 def t_quantile(df: float, p: float = 1 - ALPHA / 2) -> float:

@@ -262,8 +262,10 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
         if len(mine):
             comparisons.update(compare(mine))
     decided = []       # (verdict, target, unit, fewest seeds, intervals tested) per claim row
+    looks = []         # the stopping rule's look, where one covers the row (Comparison.look)
     for row in claims.itertuples(index=False):
         comparison = comparisons.get(tuple(getattr(row, k) for k in CLAIM_KEY))
+        looks.append("" if comparison is None else comparison.look)
         if comparison is None:
             n = 0 if math.isnan(row.n_runs) else int(row.n_runs)
             verdict = Verdict(NOT_MEASURED if math.isnan(row.reproduced_value) else
@@ -286,7 +288,7 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
         target=[d[1] for d in decided], unit=[d[2] for d in decided], verdict=[v.word for v in verdicts],
         interval=[_intervals(v) for v in verdicts],
         margin=[_second_verdict(v, d[2]) for v, d in zip(verdicts, decided)],
-        decided=[v.decided for v in verdicts],
+        decided=[v.decided for v in verdicts], look=looks,
         power=[v.power_line(d[3], d[2]) for v, d in zip(verdicts, decided)],
         holm=[_holm_word(v, family.get(i)) for i, v in enumerate(verdicts)],
         intervals_tested=[d[4] for d in decided])
@@ -323,6 +325,7 @@ CLAIM_COLUMNS = {"paper": "paper", "setting": "setting", "labeled": "labeled", "
                  "metric": "difference", "reproduced_value": "measured (ours − theirs)", "unit": "unit",
                  "target": "tested against", "n_runs": "seeds (fewest side)", "profile": "profile",
                  "verdict": "verdict", "margin": "against the paper's margin (parity: differs as well?)",
+                 "look": "stopping rule: look and level",
                  "power": "what the test can decide", "holm": "verdict, Holm-adjusted",
                  "interval": "95% interval of ours − theirs"}
 

@@ -4,6 +4,7 @@ claim_test.claim_test through report.claim_verdicts), and the readings beside th
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 
@@ -11,6 +12,7 @@ from ...report.claim_test import Comparison, Side
 from ...profiles import REDUCED
 from ...report.tables import COLUMNS
 from .cells import PAPER, SEEDS, fedsiam_settings
+from .stopping import claim_level
 
 # The upload ranking Π < D < MT follows from reading τ as the fraction of online-net layers uploaded
 # (algorithms/fedsiam.py, "Reading choices"): Π sends none, MT all, D between. A claim it implies is
@@ -190,8 +192,13 @@ def _table6(results: pd.DataFrame) -> list[tuple[dict, Comparison]]:
     for (setting, labeled, dataset), column in accuracy.groupby(["setting", "labeled", "dataset"], sort=False):
         ours = [_cell_stats(column, m, "accuracy") for m in ("fedsiam_pi", "fedsiam_mt")]
         theirs = [_cell_stats(column, m, "accuracy") for m in ("fedfixmatch", "fedmatch")]
+        comparison = Comparison(_best(ours), tuple(theirs))
+        rule = claim_level(("table6_claims", setting, labeled, dataset, "siamese_minus_fixmatch_based"),
+                           column.iloc[0].profile, min(s.n for s in (*ours, *theirs)))
+        if rule is not None:          # a look of its stopping rule: the look's nominal level
+            comparison = replace(comparison, alpha=rule[0], look=rule[1])
         claims = [("best siamese vs best fixmatch-based", "siamese_minus_fixmatch_based", _best(ours), _best(theirs),
-                   Comparison(_best(ours), tuple(theirs)))]
+                   comparison)]
         if any(math.isnan(s.mean) for s in ours):           # stated only where both siamese methods ran
             continue
         rows += _claim_rows("table6_claims", (setting, labeled, dataset), claims, column.iloc[0])

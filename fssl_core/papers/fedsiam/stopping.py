@@ -21,6 +21,7 @@ Cost, fixed before the runs: a Table 6 MNIST run took 4.5-13 min on one core of 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ...report.sequential import nominal_levels
@@ -55,18 +56,24 @@ CLAIMS = tuple(SequentialClaim("table6_claims", setting, labeled, "mnist", "siam
                for setting, labeled in (("server_noniid", "0.01"), ("server_iid", "0.10"), ("server_noniid", "0.10")))
 
 
+@functools.lru_cache(maxsize=None)
+def _levels() -> tuple[float, ...]:
+    return tuple(nominal_levels(LOOKS, ALPHA, SPENDING))
+
+
 def levels() -> list[float]:
-    """The nominal two-sided level of each look (LOOKS)."""
-    return nominal_levels(LOOKS, ALPHA, SPENDING)
+    """The nominal two-sided level of each look (LOOKS), computed once."""
+    return list(_levels())
 
 
 def cells(claim: SequentialClaim, n: int, device: str = "cpu") -> list:
-    """The cells the claim compares at `n` seeds each (the first n of SEEDS), at the paper's protocol."""
-    from ...profiles import get_profile
+    """The cells the claim compares at `n` seeds each (the first n of SEEDS), at the paper's protocol (always: the
+    rule is the paper protocol's, whatever $FSSL_PROFILE a notebook session sets)."""
+    from ...profiles import PROFILES
     from .cells import table6_cells
     if claim.cells_table != "table6":
         raise ValueError(f"SequentialClaim.cells_table={claim.cells_table!r}: the rule covers 'table6' only")
-    return table6_cells(get_profile("paper"), device, methods=claim.methods, settings=[claim.setting],
+    return table6_cells(PROFILES["paper"], device, methods=claim.methods, settings=[claim.setting],
                         datasets=[claim.dataset], labeled_ratios=[float(claim.labeled)], seeds=list(SEEDS[:n]))
 
 
@@ -142,5 +149,18 @@ def _verdict(claim: SequentialClaim, look_cells: list, results: dict, level: flo
     _, build = CLAIM_SOURCES[(PAPER, claim.table)]
     for row, comparison in build(pd.DataFrame(rows, columns=COLUMNS)):
         if row["metric"] == claim.metric:
-            return comparison.verdict(PARITY_POINTS, alpha=level)
+            return comparison.verdict(PARITY_POINTS, alpha=level)      # the builder's look is this one's
     raise ValueError(f"{claim.key}: its cells state no {claim.metric!r} claim")
+
+
+def claim_level(key: tuple, profile: str, n: int) -> tuple[float, str] | None:
+    """A claim row under the rule (`key`: table, setting, labeled, dataset, metric) at `n` seeds (the fewest side):
+    (its look's nominal level, "look k of 3 at n = …"); None for rows the rule does not cover, or seeds at no look
+    (the fixed-n test at 5% then speaks, as it did before the rule)."""
+    covered = {(c.table, c.setting, c.labeled, c.dataset, c.metric) for c in CLAIMS}
+    if tuple(key) not in covered or profile != "paper" or n not in LOOKS:
+        return None
+    k = LOOKS.index(n)
+    level = levels()[k]
+    return level, (f"look {k + 1} of {len(LOOKS)} at n = {n}: nominal level {level:.4f} (|z| ≥ {_z(level):.3f}, "
+                   f"O'Brien-Fleming-type spending)")
