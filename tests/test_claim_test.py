@@ -136,7 +136,7 @@ def test_holm_steps_down_until_a_p_value_misses_its_threshold():
 
 def test_claims_in_words_counts_verdicts_and_gives_the_detectable_range_per_unit():
     import pandas as pd
-    from fssl_core.report.tables import claims_in_words
+    from fssl_core.report.claim_words import claims_in_words
     claims = pd.DataFrame({
         "paper": ["p"] * 4 + ["q"],
         "verdict": ["holds", "within noise", "within noise", "within noise", "refuted"],
@@ -246,3 +246,31 @@ def test_the_bonferroni_split_keeps_a_claim_against_five_equal_baselines_at_5_pe
         sides = [Side(f"s{k}", float(v.mean()), float(v.std(ddof=1)), 5) for k, v in enumerate(rng.normal(0, 1, (6, 5)))]
         wrong += claim_test(sides[0], sides[1:]).word in ("holds", "refuted")
     assert wrong / 4000 <= 0.06
+
+
+def test_the_plain_words_count_what_the_claims_table_shows():
+    """Regenerated from the committed rows, each paper's sentence counts the table's tested claims, holds,
+    refutations (a refutation renamed "refuted; explained in …" by the report included) and claims decided by the
+    paper's margin alone."""
+    import re
+
+    from fssl_core import papers
+    from fssl_core.paths import project_root
+    from fssl_core.report.page import explained
+    from fssl_core.report.claim_words import claims_in_words, verdict_words
+    from fssl_core.report.tables import claim_verdicts, published_results
+    frame = published_results(project_root() / "results")
+    claims = explained(claim_verdicts(frame, papers.claim_comparisons()), papers.claim_explanations())
+    words = claims_in_words(claims)
+    for paper, part in claims.groupby("paper"):
+        word = verdict_words(part.verdict)
+        tested = word.isin(["holds", "refuted", "within noise"])
+        if not tested.any():
+            continue
+        sentence = re.search(rf"{paper}: of (\d+) claims tested(?: \([^)]*\))?, (\d+) hold, (\d+) are refuted", words)
+        assert sentence, (paper, words)
+        assert [int(g) for g in sentence.groups()] == [int(tested.sum()), int((word == "holds").sum()),
+                                                       int((word == "refuted").sum())]
+        by_margin = tested & (word == "within noise") & part.decided.astype(bool)
+        if by_margin.any():
+            assert f"{int(by_margin.sum())} more are decided by the paper's margin alone" in words

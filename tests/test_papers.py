@@ -117,8 +117,9 @@ def test_fedanchor_claims_compare_fedanchors_cells_with_semifls():
     cells = pd.DataFrame(rows, columns=COLUMNS)
     claims = fedanchor.fmnist_claims(cells)
     verdicts = claim_verdicts(pd.concat([cells, claims]), papers.claim_comparisons()).set_index("metric").verdict
-    # std 1 and 3 seeds a side: each difference ± 2.267 (se 0.8165, df 4): −5 refuted, +1 within noise, +4.5 holds
-    assert verdicts.to_dict() == {"pseudo_label_accuracy_all_gap": "refuted", "selected_gap": "within noise",
+    # std 1 and 3 seeds a side: each difference ± 2.267 (se 0.8165, df 4): −5 refuted, +4.5 holds; samples past
+    # each method's own threshold are two different tests, so no evidence either way (by construction)
+    assert verdicts.to_dict() == {"pseudo_label_accuracy_all_gap": "refuted", "selected_gap": "by construction",
                                   "accuracy_gap": "holds"}
 
 

@@ -67,7 +67,7 @@ def test_summary_counts_each_cell_at_its_best_protocol_and_claims_get_verdicts()
     assert row == {"paper": "fedsiam", "cells": 4, "at paper protocol": 1, "reduced only": 1, "within 1.5 points": 1,
                    "beyond it, pre-registered cause": "0 of 1", "beyond it, exploratory only": "0", "needs data": 1,
                    "computed": 1,
-                   "claims holding": "0 of 0 tested, 2 untested"}   # a: 94.0 at paper (1.0 off); b: 1.6 off
+                   "claims holding": "0 of 0 tested (0 decided), 2 untested"}   # a: 94.0 at paper (1.0 off); b: 1.6 off
     assert row["cells"] == sum(row[k] for k in ("at paper protocol", "reduced only", "needs data", "computed"))
     # one seed a side: neither 2.0 > 0 nor 0.4 short of the paper's 0.5 is evidence
     assert claim_verdicts(frame).verdict.tolist() == ["untested (n=1)", "untested (n=1)"]
@@ -217,7 +217,8 @@ def test_a_claim_against_several_baselines_must_beat_each_and_the_summary_counts
         # iid: ours 10 against 7 (3 ± 2.267, above) and 9 (1 ± 2.267, within noise): within noise; the best
         # baseline's margin, 1.0, is what the claim row publishes
         cell("a", 10.0), cell("b", 7.0), cell("c", 9.0), claim("a vs b,c", 1.0),
-        # noniid: ours 10 against 7 and 13 (−3 ± 2.267, below): refuted by the one it falls below
+        # noniid: ours 10 against 7 and 13 (below one of 2: the 97.5% interval, −3 ± 3.495·0.8165 = [−5.85, −0.15]):
+        # refuted by the one it falls below
         cell("a", 10.0, setting="noniid"), cell("b", 7.0, setting="noniid"), cell("c", 13.0, setting="noniid"),
         claim("a vs b,c", -3.0, setting="noniid"),
         # server: ours 10 against 7 and 6.5: above both
@@ -230,9 +231,9 @@ def test_a_claim_against_several_baselines_must_beat_each_and_the_summary_counts
     verdicts = claim_verdicts(frame, {"fedsiam": _toy_comparisons})
     assert verdicts.verdict.tolist() == ["within noise", "refuted", "holds", "untested (n=1)", "by construction"]
     assert verdicts.interval.iloc[0] == "[-1.27, 3.27] vs c (df 4.0)"      # the baseline it does not clear
-    assert verdicts.interval.iloc[1] == "[-5.27, -0.73] vs c (df 4.0)"
+    assert verdicts.interval.iloc[1] == "97.5% [-5.85, -0.15] vs c (df 4.0)"
     (row,) = summary(frame, claim_comparisons={"fedsiam": _toy_comparisons}).to_dict("records")
-    assert row["claims holding"] == "1 of 3 tested, 1 untested, 1 by construction"
+    assert row["claims holding"] == "1 of 3 tested (2 decided), 1 untested, 1 by construction"
 
 
 def test_the_committed_claim_verdicts_are_a_function_of_the_committed_rows():

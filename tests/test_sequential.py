@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from fssl_core.papers.fedsiam import stopping
+from fssl_core.papers.fedsiam import looks, stopping
 from fssl_core.report.claim_test import Side, claim_test
 from fssl_core.report.sequential import boundaries, nominal_levels, simulate, spent
 
@@ -146,7 +146,7 @@ def _accuracy(spread, siamese=98.0, fixmatch=98.0):
 
 def test_a_claim_at_its_first_three_seeds_needs_only_look_ones_runs():
     claim = stopping.CLAIMS[1]
-    look = stopping.standing(claim, _Store(_accuracy(0.2), _configs(claim, 3)))
+    look = looks.standing(claim, _Store(_accuracy(0.2), _configs(claim, 3)))
     assert not look.made and not look.stopped
     assert sorted({(c.algorithm, c.seed) for c in look.missing}) == sorted(
         (m, s) for m in ("fedfixmatch", "fedmatch", "fedsiam_pi", "fedsiam_mt") for s in (1237, 1238))
@@ -155,7 +155,7 @@ def test_a_claim_at_its_first_three_seeds_needs_only_look_ones_runs():
 def test_a_claim_stops_at_the_look_that_decides_it():
     """Siamese 3 points above both FixMatch-based methods, ±0.1: decided at look 1 (n = 5), nothing more to train."""
     claim = stopping.CLAIMS[1]
-    look = stopping.standing(claim, _Store(_accuracy(0.1, siamese=99.0, fixmatch=96.0), _configs(claim, 10)))
+    look = looks.standing(claim, _Store(_accuracy(0.1, siamese=99.0, fixmatch=96.0), _configs(claim, 10)))
     assert look.stopped and len(look.made) == 1 and look.made[0][0] == 5 and look.missing == ()
     assert look.last[2].word == "holds" and "decided" in look.line() and "look 1 of 3 at n = 5" in look.line()
 
@@ -163,7 +163,7 @@ def test_a_claim_stops_at_the_look_that_decides_it():
 def test_an_undecided_look_asks_for_the_next_looks_runs_only():
     """Equal means, ±1: neither the direction nor the paper's margin (+0.21) is decided at look 1."""
     claim = stopping.CLAIMS[1]
-    look = stopping.standing(claim, _Store(_accuracy(1.0), _configs(claim, 5)))
+    look = looks.standing(claim, _Store(_accuracy(1.0), _configs(claim, 5)))
     assert not look.stopped and len(look.made) == 1 and not look.last[2].decided
     assert {c.seed for c in look.missing} == {1239, 1240} and len(look.missing) == 8
     assert "continues: look 2 at n = 7 needs 8 runs" in look.line()

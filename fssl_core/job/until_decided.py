@@ -10,7 +10,8 @@ def until_decided(dry_run: bool = False, device: str = "cpu", store=None) -> lis
     in one executor call, so they share the workers); until every claim has stopped. `dry_run`: say it once and
     train nothing. Returns the final standings."""
     from ..executors import run_all
-    from ..papers.fedsiam.stopping import CLAIMS, standing
+    from ..papers.fedsiam.looks import standing
+    from ..papers.fedsiam.stopping import CLAIMS
     from ..store import RunStore
     store = store or RunStore()
     while True:

@@ -1,38 +1,21 @@
 """The one test every paper's claims go through: ours against theirs, cell by cell, by Welch's t.
 
-Each side of a claim is a cell's mean over seeds, its sample std (ddof = 1) and its seeds, as the results
-CSVs publish them; a paper names, per claim row, the cells it compares (a `Comparison`), and
-`claim_test` gives the verdict (report/tables.py's claim_verdicts puts it beside the row).
-
-Rules (two-sided, 5%):
-- n < 3 seeds on either side: `untested (n=k)`, k the fewest seeds of a side. Neither holding nor
-  refuted: two seeds give a standard deviation from one degree of freedom, one seed none.
-- n ≥ 3: Welch's t. The difference d = ours − theirs has standard error se = sqrt(s₁²/n₁ + s₂²/n₂)
-  and Welch–Satterthwaite degrees of freedom ν = se⁴ / ((s₁²/n₁)²/(n₁−1) + (s₂²/n₂)²/(n₂−1)); its 95%
-  interval is d ± t₀.₉₇₅,ν · se. (Both sides with std 0, as the bytes of a deterministic upload:
-  se = 0 and the interval is the point d.)
-- an ordering claim ("ours is above theirs", `kind="above"`) holds where the interval of
-  ours − theirs lies wholly above `target` for EVERY one of theirs (a claim against the best of
-  several baselines compares with each, never with their maximum, which would bias it toward
-  refutation; an intersection-union test, so each interval at the claim's level); it is refuted where
-  the interval lies wholly below `target` for ANY one of theirs, each of the k intervals then at level
-  α/k (Bonferroni: "below one of k" is a union of k tests, and without it a claim against 5 equal
-  baselines would be refuted about 3 times as often as α says); else it is `within noise`.
-- the paper's margin, a second verdict beside an ordering claim's direction where the paper prints both
-  cells of every pair: m = the paper's ours − theirs. `below the paper's margin` where some interval
-  (at α/k) lies wholly below its m, `above the paper's margin` where every interval lies wholly above
-  its m, else `consistent with the paper's margin`. A claim decided either way (direction or margin)
-  counts as decided.
-- a parity claim ("comparable", `kind="parity"`) is an equivalence test (TOST, Schuirmann 1987): it holds
-  where the 90% interval of ours − theirs lies within target ± `points` (report's PARITY_POINTS unless
-  the paper gives a bound) for every one of theirs (both one-sided tests at 5%), is refuted where the 90%
-  interval lies wholly outside that band for any one, else `within noise`. A parity that holds while the
-  95% interval excludes the target says so (`differs`): equal within the band, yet not equal.
-- a claim true by a reading of the paper (`by_construction`: FedSiam's upload ranking Π < D < MT once τ
-  is the fraction of layers uploaded) says `by construction`, no evidence either way; one whose metric
-  the run's length cuts off (`cut_off`) says `cut off by the run length`; an unmeasured side (NaN mean),
-  `not measured`.
-"""
+A side is a cell's mean, std (ddof 1), seeds and printed paper value; a paper names, per claim row, the cells it
+compares (a `Comparison`); `claim_test` gives the verdict (report/tables.py's claim_verdicts shows it). Two-sided 5%:
+- n < 3 seeds on a side: `untested (n=k)`. From 3, Welch's interval d ± t_ν·se at the Welch–Satterthwaite ν
+  (std 0 on both sides, as bytes: the point d).
+- ordering ("ours above theirs"): `holds` where the interval of ours − theirs lies above `target` for EVERY one of
+  theirs (an intersection-union test: each at α, never against their maximum); `refuted` where it lies below for
+  ANY one, each of the k intervals then at α/k (Bonferroni: "below one of k" is a union of k tests); else `within
+  noise`. Beside it, the paper's margin m = the paper's own ours − theirs, where it printed every cell: `below the
+  paper's margin` where an interval (at α/k) lies below its m, `above` where every one lies above its m, else
+  `consistent with`. A claim decided either way (direction or margin) counts as decided.
+- parity ("comparable"): an equivalence test (TOST, Schuirmann 1987): holds where the 90% interval lies within
+  target ± `points` for every one of theirs, refuted where it lies wholly outside for any, else within noise; a
+  parity that holds while the 95% interval excludes the target says so (`differs`).
+- `by construction` (a reading implies it), `cut off by the run length`, `not measured` (a NaN side): no test.
+A sequential look passes its own nominal level (`alpha`, report/sequential.py). Power lines come from Welch's own
+sampling at the deciding test's seeds (welch_power)."""
 from __future__ import annotations
 
 import math
@@ -115,7 +98,7 @@ class Interval:
             inside = self.difference > target if upper is None else target <= self.difference <= upper
             return 0.0 if inside else 1.0
         if upper is None:
-            return float(min(1.0, 2 * student_t.sf((self.difference - target) / se, self.df)))
+            return float(min(1.0, 2 * student_t.sf(abs(self.difference - target) / se, self.df)))
         return float(max(student_t.sf((self.difference - target) / se, self.df),
                          student_t.sf((upper - self.difference) / se, self.df)))
 

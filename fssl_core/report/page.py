@@ -18,8 +18,9 @@ import pandas as pd
 from .claim_test import MIN_SEEDS, POWER, REFUTED
 from ..paths import results_dir
 from ..profiles import PROFILES
-from .tables import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS, multiplicity,
-                     ClaimComparisons, FarCellCauses, best_protocol, claim_verdicts, claims_in_words, comparison_table,
+from .claim_words import claims_in_words, multiplicity
+from .tables import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS,
+                     ClaimComparisons, FarCellCauses, best_protocol, claim_verdicts, comparison_table,
                      is_claim,
                      notebooks_of_tables, published_results, replace_readme_block, summary)
 from ..store import atomic_write_text
@@ -68,8 +69,10 @@ def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = 
             "(FedAvg reads no unlabeled sample, so its Non-IID-I and -II cells are one computation), how many "
             f"computations they are; the claims' verdicts (Welch's t, untested under {MIN_SEEDS} seeds a side).")
     plain = ("In plain words: a far cell counts as explained only by its paper's one cause reading fixed in code, run "
-             f"at least {MIN_SEEDS} times, and only as prospective where git shows its runs came after the reading; our "
-             "seeds' spread reaching the paper's value explains nothing. " + words) if words else ""
+             f"at least {MIN_SEEDS} times, and only as prospective where git shows that no run of that computation, under "
+             "any id or seed, was committed before the reading was fixed (a reading seen before, then retrained under new "
+             "ids, is post hoc and replicated); our seeds' spread reaching the paper's value explains nothing. "
+             + words) if words else ""
     return (textwrap.fill(said, 110) + "\n\n" + _markdown_table(table) + "\n" + (textwrap.fill(plain, 110) + "\n\n"
             if plain else "") + "Every claim with its verdict, what its test can decide and its Holm-adjusted verdict, "
             "and every cell: [results/REPORT.md](results/REPORT.md).\n")

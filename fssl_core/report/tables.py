@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import glob
 import math
-import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,8 +22,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .claim_test import (ABOVE_MARGIN, BELOW_MARGIN, BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, REFUTED,
-                         TESTED, UNTESTED, WITHIN_NOISE, Comparison, Verdict, holm)
+from .claim_words import verdict_words
+from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE, Comparison, Verdict, holm)
 from ..run_config import RunConfig
 from ..data.datasets import DatasetUnavailable, load_dataset
 from ..executors import run_all
@@ -165,8 +164,11 @@ def save_notebook_results(frame: pd.DataFrame, notebook: str, profile: Profile) 
 
 
 def comparison_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The readable form: paper and reproduced side by side, with the difference."""
+    """The readable form: paper and reproduced side by side, with the difference; a diverged row shows no value (its
+    runs that did not diverge are no measurement of the cell: the CSV keeps their mean, n_runs counts them)."""
     out = frame.copy()
+    diverged = out.status == DIVERGED
+    out.loc[diverged, ["reproduced_value", "reproduced_std"]] = math.nan
     out["delta"] = (out.reproduced_value - out.paper_value).round(2)
     cols = ["setting", "labeled", "dataset", "method", "metric", "paper_value", "reproduced_value", "reproduced_std",
             "delta", "n_runs", "profile", "device", "status"]
@@ -289,9 +291,18 @@ def claim_verdicts(frame: pd.DataFrame, claim_comparisons: ClaimComparisons | No
         interval=[_intervals(v) for v in verdicts],
         margin=[_second_verdict(v, d[2]) for v, d in zip(verdicts, decided)],
         decided=[v.decided for v in verdicts], look=looks,
+        where=[_where(row, v) for row, v in zip(claims.itertuples(index=False), verdicts)],
         power=[v.power_line(d[3], d[2]) for v, d in zip(verdicts, decided)],
         holm=[_holm_word(v, family.get(i)) for i, v in enumerate(verdicts)],
         intervals_tested=[d[4] for d in decided])
+
+
+def _where(row, verdict: Verdict) -> str:
+    """Where a tested claim was tested when that is not the paper's setting: its dataset and reduced protocol
+    (FedAnchor on Fashion-MNIST's CNN, FedMix on the MNIST CNN), so a verdict is not read as the paper's own."""
+    if not verdict.tested or row.profile == "paper":
+        return ""
+    return f"{row.dataset} at the {row.profile} protocol (reduced: not the paper's network, rounds or data)"
 
 
 def _second_verdict(verdict: Verdict, unit: str) -> str:
@@ -325,81 +336,22 @@ CLAIM_COLUMNS = {"paper": "paper", "setting": "setting", "labeled": "labeled", "
                  "metric": "difference", "reproduced_value": "measured (ours − theirs)", "unit": "unit",
                  "target": "tested against", "n_runs": "seeds (fewest side)", "profile": "profile",
                  "verdict": "verdict", "margin": "against the paper's margin (parity: differs as well?)",
-                 "look": "stopping rule: look and level",
+                 "look": "stopping rule: look and level", "where": "tested where (if not the paper's setting)",
                  "power": "what the test can decide", "holm": "verdict, Holm-adjusted",
                  "interval": "95% interval of ours − theirs"}
 
 
-def verdict_words(verdicts: pd.Series) -> pd.Series:
-    """The test's word of each verdict, whatever a report appended ("refuted; explained in …" -> "refuted")."""
-    return verdicts.astype(str).str.split(";").str[0].str.strip()
-
-
-def multiplicity(claims: pd.DataFrame) -> str:
-    """One line per paper: its tested claims, the intervals they rest on, and the holds Holm keeps."""
-    lines = []
-    for paper, part in claims.groupby("paper", sort=True):
-        tested = part[verdict_words(part.verdict).isin(TESTED)]
-        if not len(tested):
-            continue
-        holds = int((verdict_words(tested.verdict) == HOLDS).sum())
-        kept = int((verdict_words(tested.holm) == HOLDS).sum())
-        lines.append(f"{paper}: {len(tested)} claims tested on {int(tested.intervals_tested.sum())} intervals; "
-                     f"{holds} hold per claim, {kept} of them under Holm's step-down at 5% over the {len(tested)}")
-    return "; ".join(lines)
-
-
-_DETECTS = re.compile(r"detects ≥ ([0-9.]+) (.+)\)$")
-
-
-def claims_in_words(claims: pd.DataFrame) -> str:
-    """Per paper with tested claims, one plain sentence from its claim rows (`claim_verdicts`): how many hold,
-    are refuted, are decided against the paper's margin alone (below or above it) or stay undecided, the
-    smallest differences the undecided ones could have detected (from their power lines, per unit), and the
-    holds Holm's step-down keeps. Every tested claim counts, whatever a report appended to its verdict."""
-    sentences = []
-    for paper, part in claims.groupby("paper", sort=True):
-        words = verdict_words(part.verdict)
-        tested = part[words.isin(TESTED)]
-        if not len(tested):
-            continue
-        word = verdict_words(tested.verdict)
-        margin = tested.margin.astype(str) if "margin" in tested else pd.Series("", index=tested.index)
-        by_margin = (word == WITHIN_NOISE) & (margin.str.startswith(BELOW_MARGIN) | margin.str.startswith(ABOVE_MARGIN))
-        count = {w: int((word == w).sum()) for w in (HOLDS, REFUTED)}
-        undecided = int(((word == WITHIN_NOISE) & ~by_margin).sum())
-        ranges = {}
-        for line in tested.power[(word == WITHIN_NOISE) & ~by_margin]:
-            hit = _DETECTS.search(str(line))
-            if hit:
-                ranges.setdefault(hit.group(2), []).append(float(hit.group(1)))
-        detect = "; ".join(f"{min(v):.2f} to {max(v):.2f} {unit}" if len(v) > 1 else f"{v[0]:.2f} {unit}"
-                           for unit, v in sorted(ranges.items()))
-        margin_only = ""
-        if by_margin.any():
-            below = int((by_margin & margin.str.startswith(BELOW_MARGIN)).sum())
-            margin_only = (f", {int(by_margin.sum())} more are decided by the paper's margin alone ({below} below it, "
-                           f"{int(by_margin.sum()) - below} above it; the direction within noise)")
-        rest = f"{undecided} undecided" + (
-            " (`within noise`: the test could not tell the difference from none, which is not parity"
-            + (f"; with 80% power it would have caught one of {detect}, and more seeds shrink that" if detect else "")
-            + ")" if undecided else "")
-        holm_words = verdict_words(tested.holm)
-        kept = (f"; Holm's step-down over the {len(tested)} keeps {int((holm_words == HOLDS).sum())} of the "
-                f"{count[HOLDS]} holds" if count[HOLDS] else "")
-        sentences.append(f"{paper}: of {len(tested)} claims tested, {count[HOLDS]} hold, {count[REFUTED]} are refuted"
-                         f"{margin_only} and {rest}{kept}.")
-    return " ".join(sentences)
-
-
-def claims_counted(verdicts: pd.Series) -> str:
-    """The summary's "claims holding": holding of those tested, then the claims not counted either way
-    (untested, by construction, cut off by the run length, not measured)."""
+def claims_counted(verdicts: pd.Series, decided: pd.Series | None = None) -> str:
+    """The summary's "claims holding": holding of those tested, how many of the tested are decided either way
+    (direction or the paper's margin, `decided`), then the claims not counted either way (untested, by
+    construction, cut off by the run length, not measured)."""
     if not len(verdicts):
         return "—"
     word = verdict_words(verdicts).str.replace(r" \(.*\)$", "", regex=True)      # "untested (n=1)" -> "untested"
     tested = word.isin(TESTED)
     out = [f"{int((word == HOLDS).sum())} of {int(tested.sum())} tested"]
+    if decided is not None:
+        out[0] += f" ({int((tested & decided.astype(bool)).sum())} decided)"
     for name in (UNTESTED, BY_CONSTRUCTION, CUT_OFF, NOT_MEASURED):
         if (word == name).any():
             out.append(f"{int((word == name).sum())} {name}")
@@ -418,7 +370,8 @@ def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
     rows = []
     for paper in sorted(frame.paper.unique()):
         mine, done = cells[cells.paper == paper], measured[measured.paper == paper]
-        verdicts = claim_verdicts(frame[frame.paper == paper], claim_comparisons).verdict
+        judged = claim_verdicts(frame[frame.paper == paper], claim_comparisons)
+        verdicts = judged.verdict
         caused, exploratory = _far_cells_with_cause(paper, frame, done, far_cell_causes or {})
         rows.append({"paper": paper, "cells": len(mine),
                      "at paper protocol": int((done.profile == "paper").sum()),
@@ -431,7 +384,7 @@ def summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,
                      # a value with no run behind it: worked out from the paper's setting (FedAnchor's
                      # communication overhead), so the columns add up to the cells
                      "computed": int(((mine.n_runs == 0) & mine.reproduced_value.notna()).sum()),
-                     "claims holding": claims_counted(verdicts)})
+                     "claims holding": claims_counted(verdicts, judged.get("decided"))})
     return pd.DataFrame(rows)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...config import ConfigError
-from ...report.claim_test import Comparison, Side
+from ...report.claim_test import Comparison, Side, holm
 from ...run_config import RunConfig
 from ...store import RunStore
 from .cells import STREAMING, paper_config
@@ -132,10 +132,19 @@ def expectations(frame: pd.DataFrame, protocol: str = "narrow") -> pd.DataFrame:
         else:
             holds = "undecided"
         relation = f"within {PARITY_POINTS:g} points of" if parity else expected
+        # the expectation's own p: TOST's for parity, else the two-sided p of a difference from 0
+        p = verdict.p if parity else verdict.interval.p(0.0)
         rows.append({"expectation": f"{first} {relation} {second}",
                      "difference": round(sides[first].mean - sides[second].mean, 2), "claim": verdict.word,
-                     "power": verdict.power_line(min(sides[first].n, sides[second].n)), "expectation_holds": holds})
-    return pd.DataFrame(rows, columns=["expectation", "difference", "claim", "power", "expectation_holds"])
+                     "power": verdict.power_line(min(sides[first].n, sides[second].n)), "expectation_holds": holds,
+                     "p": p})
+    frame = pd.DataFrame(rows, columns=["expectation", "difference", "claim", "power", "expectation_holds", "p"])
+    # Holm's step-down over the expectations tested together: a "yes" it does not keep is "undecided (Holm)"
+    kept = holm(list(frame.p))
+    frame["holm"] = [h if h != "yes" else ("yes" if k else "undecided (Holm)")
+                     for h, k in zip(frame.expectation_holds, kept)]
+    frame["p"] = frame.p.round(4)
+    return frame
 
 
 def _mean_last(metrics: list[dict], key: str) -> float:

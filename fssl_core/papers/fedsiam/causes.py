@@ -6,6 +6,8 @@ hoc); every other reading shown as exploratory, their code's own reruns as prove
 results (`explain_published`, which the README's summary counts)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import math
 from typing import NamedTuple
 
@@ -261,15 +263,79 @@ def commits_after(commit: str, root=None) -> set[str] | None:
     return set(out.split())
 
 
+def computation_key(config: dict) -> str:
+    """What a run computes, whatever its seed, random streams or revisions: its config.json less `seed` and every
+    `*revision*` field, with the fields a config of its time did not write filled by RunConfig's defaults (so a
+    config written before a field existed, e.g. `precision`, keys as one written after). "The same method, cell
+    and protocol": a run of it under any id, at any seed, is the same computation."""
+    import dataclasses
+    import json
+
+    from ...run_config import RunConfig
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig) if f.default is not dataclasses.MISSING}
+    full = {**defaults, **config}
+    return json.dumps({k: v for k, v in full.items() if k != "seed" and "revision" not in k}, sort_keys=True,
+                      default=str)
+
+
+def configs_committed_by(commit: str, root=None) -> list[dict] | None:
+    """Every runs/*/config.json ever added in `commit`'s history (up to and with it), as committed; None without git."""
+    import json
+    import subprocess
+
+    from ...paths import project_root
+    root = root or project_root()
+    try:
+        log = subprocess.run(["git", "log", commit, "--diff-filter=A", "--format=@%H", "--name-only", "--",
+                              "runs/*/config.json"], cwd=root, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    wanted, current = [], None
+    for line in log.splitlines():
+        if line.startswith("@"):
+            current = line[1:]
+        elif line.startswith("runs/"):
+            wanted.append(f"{current}:{line}")
+    blobs = subprocess.run(["git", "cat-file", "--batch"], cwd=root, input=("\n".join(wanted) + "\n").encode(),
+                           capture_output=True, check=True).stdout
+    configs, pos = [], 0
+    for _ in wanted:
+        end = blobs.index(b"\n", pos)
+        header = blobs[pos:end].split()
+        if header[-1] == b"missing":
+            pos = end + 1
+            continue
+        size = int(header[2])
+        configs.append(json.loads(blobs[end + 1:end + 1 + size]))
+        pos = end + 1 + size + 1
+    return configs
+
+
 def prospective(run_ids: list[list[str]], rule_commit: str = RULE_COMMIT, root=None) -> list[bool | None]:
-    """Per cause, whether every run of its reading was first committed after `rule_commit` (prospective:
-    the rule existed before the runs did); False where any existed before (post hoc) or was never
-    committed (a run not yet in git cannot show when it was made); None without git history."""
+    """Per cause, whether its reading was never seen before `rule_commit`: every run of it first committed after
+    the rule AND no run of the same computation (computation_key: any id, any seed, any streams or revisions)
+    committed up to the rule. A reading retrained under new ids (the server's streams changed, 807076f) after its
+    old runs and their published rows had shown the fit is post hoc, replicated. False where any run existed
+    before or was never committed (a run not yet in git cannot show when it was made); None without git history.
+    The results rows and commit messages of the rule's time name the runs they report, so a reading reported
+    before the rule has its runs among those configs."""
     after = commits_after(rule_commit, root)
     first = first_commits({r for ids in run_ids for r in ids}, root) if after is not None else None
-    if after is None or first is None:
+    earlier = configs_committed_by(rule_commit, root) if first is not None else None
+    if after is None or first is None or earlier is None:
         return [None] * len(run_ids)
-    return [bool(ids) and all(first.get(r) in after for r in ids) for ids in run_ids]
+    seen = {computation_key(c) for c in earlier}
+    root_path = Path(root) if root else None
+    return [bool(ids) and all(first.get(r) in after for r in ids)
+            and not any(_key_of_run(r, root_path) in seen for r in ids) for ids in run_ids]
+
+
+def _key_of_run(run_id: str, root: Path | None) -> str | None:
+    import json
+
+    from ...paths import project_root
+    path = (root or project_root()) / "runs" / run_id / "config.json"
+    return computation_key(json.loads(path.read_text())) if path.exists() else None
 
 
 def provenance(row: dict, points: float = WITHIN_POINTS) -> str:

@@ -72,7 +72,8 @@ def _row_stats(rows: pd.DataFrame, name: str) -> Side:
     if hit.empty:
         return Side(name, math.nan, math.nan, 0)
     row = hit.iloc[0]
-    return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs), float(row.paper_value))
+    return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs),
+                float(row.get("paper_value", math.nan)))
 
 
 def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> Side:
