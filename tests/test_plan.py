@@ -292,6 +292,50 @@ def test_the_eta_starts_at_the_plans_minutes_counts_down_and_rises_only_when_wor
     assert job.eta.seconds() == pytest.approx(200.0)
 
 
+def _resumed(store, cfg, rounds):
+    store.dir(cfg).mkdir(parents=True, exist_ok=True)
+    (store.dir(cfg) / "metrics.jsonl").write_text("".join(f'{{"round": {r}}}\n' for r in range(1, rounds + 1)))
+
+
+def test_the_eta_of_a_resumed_job_counts_only_the_rounds_this_job_trains(tmp_path):
+    """A run of 100 rounds (estimated 100 s) resumed after round 42: the plan and the bar start at 58 s; 10 rounds
+    in 10 s later the pace is 1 s a round and 48 rounds are left: 48 s (counting the resumed 42 as this job's work
+    would give 9.2 s, then 14:41:43 once the pace is measured on the next run, as seen on main)."""
+    from fssl_core.executors.progress import JobProgress
+    from fssl_core.job.plan import resumed_rounds
+    store, cfg = RunStore(tmp_path), RunConfig(seed=1, rounds=100)
+    _resumed(store, cfg, 42)
+    plan = JobPlan([], [cfg], [], estimate={cfg.run_id: 100.0}, resumed=resumed_rounds([cfg], store))
+    clock = FakeClock()
+    job = JobProgress([cfg], store, {cfg.run_id: 100.0}, enabled=False, clock=clock)
+    assert job.eta.seconds() == pytest.approx(58.0) == plan.seconds(workers=1)
+    job.bar = type("Bar", (), {"n": 0, "total": 100.0, "set_postfix_str": lambda *a, **k: None,
+                               "refresh": lambda *a: None})()
+    clock.now += 10.0
+    _resumed(store, cfg, 52)
+    job.poll([cfg])
+    assert job.eta.seconds() == pytest.approx(48.0)
+
+
+def test_two_jobs_sharing_a_run_each_time_their_own_part(tmp_path):
+    """Job A started the run from scratch, job B joined after A's 30th round (B waits on A's run): at A's 60th
+    round, 60 s after A's start and 30 s after B's, each job's pace is 1 s a round, 40 s left for both."""
+    from fssl_core.executors.progress import JobProgress
+    store, cfg = RunStore(tmp_path), RunConfig(seed=1, rounds=100)
+    clock = FakeClock()
+    a = JobProgress([cfg], store, {cfg.run_id: 100.0}, enabled=False, clock=clock)
+    clock.now += 30.0
+    _resumed(store, cfg, 30)
+    b = JobProgress([cfg], store, {cfg.run_id: 100.0}, enabled=False, clock=clock)
+    clock.now += 30.0
+    _resumed(store, cfg, 60)
+    for job in (a, b):
+        job.bar = type("Bar", (), {"n": 0, "total": 100.0, "set_postfix_str": lambda *x, **k: None,
+                                   "refresh": lambda *x: None})()
+        job.poll([cfg])
+        assert job.eta.seconds() == pytest.approx(40.0)
+
+
 def test_a_reruns_plan_names_the_runs_it_resumes_and_from_which_round(tmp_path):
     from fssl_core.job.plan import resumed_rounds
     store = RunStore(tmp_path)

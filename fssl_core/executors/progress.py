@@ -4,7 +4,8 @@ ETA weighted by each run's estimated cost, and a line per finished run with its 
 One estimate: the plan's minutes and the bar's ETA come from the same model (`wall_seconds`: each run's
 estimated seconds, packed longest first on the executor's slots). The ETA starts at the plan's figure and
 counts down with the clock; it is revised only when work finishes (a round or a run), from the measured
-pace (wall seconds per estimated second of work done), so it never rises while nothing has finished.
+pace (wall seconds per estimated second of work done by this job: a resumed run's earlier rounds are not its
+work), so it never rises while nothing has finished.
 
 Local workers report nothing themselves: a run's progress is the number of rounds in its
 metrics.jsonl, which the store rewrites after every round, so the same display serves runs in this
@@ -66,8 +67,12 @@ class JobProgress:
         fallback = sorted(known)[len(known) // 2] if known else 1.0
         # cost of each run in "estimated seconds"; unknown runs count as a typical one
         self.cost = {c.run_id: (estimate or {}).get(c.run_id, fallback) for c in configs}
-        self.done_cost, self.done = 0.0, 0
-        self.eta = Eta(wall_seconds(self.cost.values(), slots), clock)
+        # what this job has to do: a resumed run's rounds finished before it started are no work of this job, so
+        # the ETA's pace counts only rounds done since (else a run resumed at 42% makes the pace look 2x fast)
+        self.start_rounds = {c.run_id: min(self.rounds_done(c), c.rounds) for c in configs}
+        self.left = {c.run_id: self.cost[c.run_id] * (1 - self.start_rounds[c.run_id] / c.rounds) for c in configs}
+        self.done_cost, self.done_left, self.done = 0.0, 0.0, 0
+        self.eta = Eta(wall_seconds(self.left.values(), slots), clock)
         self.bar = None
         if enabled and configs:
             from tqdm.auto import tqdm
@@ -90,19 +95,21 @@ class JobProgress:
         their metrics files, or from `rounds` (run id -> rounds finished) where given."""
         if self.bar is None:
             return
-        partial, shown = 0.0, []
+        partial, ours, shown = 0.0, 0.0, []
         for cfg in running:
             r = min(rounds[cfg.run_id] if rounds is not None else self.rounds_done(cfg), cfg.rounds)
             partial += self.cost[cfg.run_id] * r / cfg.rounds
+            ours += self.cost[cfg.run_id] * max(0, r - self.start_rounds.get(cfg.run_id, 0)) / cfg.rounds
             shown.append(f"{cfg.algorithm} {cfg.dataset} round {r}/{cfg.rounds}")
         self.bar.n = round(min(self.done_cost + partial, self.bar.total), 1)
-        self.eta.revise(self.done_cost + partial, sum(self.cost.values()))
+        self.eta.revise(self.done_left + ours, sum(self.left.values()))
         self.bar.set_postfix_str(" · ".join([f"ETA {clock_text(self.eta.seconds())}", *shown]), refresh=False)
         self.bar.refresh()
 
     def finished(self, cfg: RunConfig, summary: dict) -> None:
         self.done += 1
         self.done_cost += self.cost[cfg.run_id]
+        self.done_left += self.left.get(cfg.run_id, 0.0)
         line = finished_line(cfg, summary, self.done, len(self.configs))
         if self.bar is None:
             print(line, file=sys.stderr, flush=True)

@@ -55,8 +55,10 @@ class JobPlan:
     resumed: dict[str, int] = field(default_factory=dict)   # run_id -> rounds its checkpoint holds (a rerun)
 
     def seconds(self, workers: int) -> float:
-        """Wall seconds of the pending runs on `workers` processes: progress.wall_seconds, the bar's model."""
-        return wall_seconds([self.estimate[c.run_id] for c in self.pending], workers)
+        """Wall seconds of the pending runs on `workers` processes: progress.wall_seconds, the bar's model; a resumed
+        run costs the rounds its checkpoint does not hold."""
+        return wall_seconds([self.estimate[c.run_id] * (1 - min(self.resumed.get(c.run_id, 0), c.rounds) / c.rounds)
+                             for c in self.pending], workers)
 
     def describe(self, workers: int) -> str:
         sources = {self.estimate_source[c.run_id] for c in self.pending}

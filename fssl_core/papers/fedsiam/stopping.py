@@ -89,7 +89,12 @@ def claim_level(key: tuple, profile: str, n: int) -> tuple[float, str] | None:
     (its look's nominal level, "look k of 3 at n = …"); None for rows the rule does not cover, or seeds at no look
     (the fixed-n test at 5% then speaks, as it did before the rule)."""
     covered = {(c.table, c.setting, c.labeled, c.dataset, c.metric) for c in CLAIMS}
-    if tuple(key) not in covered or profile != "paper" or n not in LOOKS:
+    if tuple(key) not in covered or profile != "paper":
+        return None
+    if n < LOOKS[0]:
+        return ALPHA, (f"under the stopping rule, before its first look (n = {LOOKS[0]}): the fixed-n test at "
+                       f"{ALPHA:g} made before the rule; `reproduce --until-decided` trains the looks")
+    if n not in LOOKS:
         return None
     k = LOOKS.index(n)
     level = levels()[k]
