@@ -180,6 +180,9 @@ def cmd_reproduce(args) -> None:
     from .reproduce import parse_parameters, reproduce
     try:
         if args.until_decided:
+            if args.param or args.only or args.profile:
+                raise ConfigError("--until-decided: takes no --param, --only or --profile (the stopping rule fixes its "
+                                  "cells, seeds and protocol: papers/fedsiam/stopping.py)")
             from .job.until_decided import until_decided
             until_decided(dry_run=args.dry_run, device=args.device)
             return

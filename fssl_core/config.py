@@ -185,6 +185,8 @@ def checked(name: str, value: Any, kind: type, rule: Any) -> Any:
         allowed = rule() if callable(rule) else rule
         if value not in allowed:
             raise ConfigError(f"RunConfig.{name}={show(value)}: must be one of {', '.join(map(str, allowed))}")
+    if kind is float:
+        value = value + 0.0        # -0.0 -> 0.0: numerically equal values are one computation, one id
     return value
 
 
@@ -207,7 +209,11 @@ def parsed(name: str, text: str, kind: type) -> Any:
     elif kind not in _EXAMPLE:
         return kind(text)
     elif (_INT_TEXT if kind is int else _FLOAT_TEXT).fullmatch(text):
-        return kind(text)
+        try:
+            return kind(text)
+        except ValueError:     # past Python's 4,300-digit limit for int(): no field takes such a number
+            raise ConfigError(f"RunConfig.{name}=<{len(text)} characters>: expected {kind.__name__} of at most "
+                              "4300 digits") from None
     how = f", written in ASCII digits ({_EXAMPLE[kind]})" if kind in _EXAMPLE else ""
     raise ConfigError(f"RunConfig.{name}={text!r}: expected {kind.__name__}{how}")
 

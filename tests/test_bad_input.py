@@ -26,6 +26,9 @@ CASES = [
       "rounds=2", "fedmix_warmup_rounds=1000000"], 2, "fedmix_warmup_rounds=1000000, rounds=2: a warm-up of every round"),
     (["partition", "clients=60000", "batch_size=1", "labeled_ratio=0.5"], 2,
      "labeled_ratio=0.5, clients=60000: a client's share of 1 sample(s)"),
+    (["run", "seed=" + "9" * 5000], 2, "RunConfig.seed=<5000 characters>: expected int of at most 4300 digits"),
+    (["reproduce", "--until-decided", "--dry-run", "--profile", "paper", "--param", "seeds=[1]"], 2,
+     "--until-decided: takes no --param, --only or --profile"),
 ]
 
 
@@ -107,3 +110,21 @@ def test_a_notebook_parameter_of_the_wrong_shape_is_one_line(given):
     from fssl_core.profiles import get_profile
     with pytest.raises(ConfigError, match=r"^datasets=.*: must be a list of names among mnist, cifar10, svhn"):
         fedsiam.table6_cells(get_profile("smoke"), "cpu", datasets=given)
+
+
+def test_numerically_equal_values_are_one_computation():
+    """-0.0 and 0.0, 1 and 1.0 for a float field: one value in the record, one run id."""
+    from fssl_core.run_config import RunConfig
+    a, b, c = RunConfig(weight_decay=0.0), RunConfig(weight_decay=-0.0), RunConfig(lr=1, weight_decay=0)
+    assert a.run_id == b.run_id and str(b.weight_decay) == "0.0"
+    assert c.run_id == RunConfig(lr=1.0, weight_decay=0.0).run_id
+
+
+def test_a_store_file_with_a_key_given_twice_is_damage(tmp_path):
+    """A result.json with two "accuracy" keys says two things (json.loads keeps the last, other readers the
+    first): it is damage, named, never served."""
+    from fssl_core.store.files import Damage, read_json
+    path = tmp_path / "result.json"
+    path.write_text('{"accuracy": 91.0, "status": "ok", "accuracy": 99.0}')
+    with pytest.raises(Damage, match="key 'accuracy' given twice"):
+        read_json(path)

@@ -176,12 +176,29 @@ def read_text(path: Path) -> str:
         raise Damage(f"{path}: not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})") from None
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """An object's pairs as a dict, refusing a key given twice: json.loads keeps the last, another reader the
+    first, so a record with a duplicate `accuracy` says two things."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def _parse_json(text: str, where: str, verb: str = ":") -> Any:
     """json.loads, bounded: nesting past the interpreter's recursion limit (about a thousand levels; a run's
     records nest a few) and integers past Python's digit limit are Damage naming `where`, not a
     RecursionError or ValueError."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as err:
+        raise Damage(f"{where}{verb} key {err.args[0]!r} given twice (JSON readers keep either one)") from None
     except json.JSONDecodeError as err:
         raise Damage(f"{where}{verb} not JSON ({err})") from None
     except RecursionError:
