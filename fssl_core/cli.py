@@ -13,12 +13,15 @@ cause; the files already there are left as they were, and the same command resum
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 import json
 import sys
 
 from .config import ConfigError, key_value_pairs
 
-from .run_config import RunConfig
+if TYPE_CHECKING:
+    from .run_config import RunConfig
+
 from .executors import EXECUTORS, RunsFailed
 from .profiles import PROFILES
 
@@ -35,6 +38,7 @@ def cmd_run(args) -> int:
     from .executors import sigterm_as_interrupt
     from .store import OK, RunStore, describe
     from .engine.trainer import train
+    from .run_config import RunConfig      # here, not at the top: --help imports no torch
     cfg = RunConfig.from_strings(key_value_pairs(args.pairs))
     tracker = tracker_of(args)
     try:
@@ -104,6 +108,7 @@ def partition_config(pairs: dict[str, str]) -> RunConfig:
     """The config `partition` splits by. It trains no algorithm, so where none is given it takes the first
     registered one that reads labels where the partition puts them (RunConfig refuses FedAvg, the
     default, on a labels-at-server partition); the split does not depend on it."""
+    from .run_config import RunConfig      # here, not at the top: --help imports no torch
     if "algorithm" not in pairs:
         from .algorithms import ALGORITHMS
         from .data.partition import LABELS_AT
@@ -145,7 +150,7 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
     # arguments where they differ from RunConfig's defaults
     size = (f"server_labeled={cfg.server_labeled}" if cfg.server_labeled > 0 and "server_labeled" in
             partition_arguments(cfg.partition) else f"γ={cfg.labeled_ratio}")
-    default = RunConfig()
+    default = type(cfg)()
     others = [f"{field}={getattr(cfg, field)}" for field in partition_arguments(cfg.partition)
               if field not in ("labeled_ratio", "server_labeled") and getattr(cfg, field) != getattr(default, field)]
     settings = " ".join([size] + others)

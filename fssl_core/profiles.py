@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import ConfigError
 
-from .run_config import RunConfig
+if TYPE_CHECKING:      # only for annotations: the CLI's --help reads PROFILES without importing torch
+    from .run_config import RunConfig
 
 REDUCED, OK = "reduced", "ok"
 

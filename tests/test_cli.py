@@ -348,3 +348,15 @@ def test_an_empty_runs_is_refused_and_writes_nothing_in_the_working_directory(tm
     assert capsys.readouterr().err == "error: $FSSL_RUNS='': empty; set it to a directory, or unset it for ./runs\n"
     assert cli.main(["records", "--runs", ""]) == 2
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["reproduce", "--help"]])
+def test_help_imports_no_torch(argv):
+    """`--help` answers from the parser alone: torch (seconds to import, more on a loaded machine) is not imported."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "fssl_core", *argv], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and "usage:" in out.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "torch" not in imported and "fssl_core.cli" in imported
