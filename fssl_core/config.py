@@ -105,6 +105,15 @@ class SharedFields:
                                 "'none': the image itself (their labels-at-client MNIST siamese views)")
     projection_dim: int = setting(0, doc="the anchor head: a linear projection of the features to this many "
                                   "dimensions (FedAnchor's 128, §5.1); 0: no anchor head (models.config_rules)")
+    input_scale: str = setting("normalize", ("normalize", "unit"),
+                               "'normalize': pixels in [0, 1] then per channel (x − mean) / std; 'unit': pixels ÷ 255 "
+                               "alone (FedMatch's code, data/loader.py scale(): x.astype(float32) / 255)")
+    initial_scale: float = setting(1.0, "(0, 10]",
+                                   "every parameter of the initialised network times this (FedMatch's code: 1 + "
+                                   "psi_factor = 1.2, modules/nets.py build_resnet9; its σ_0 + ψ_0 = 1.2 σ_0)")
+    init_seed: int = setting(-1, "[-1, 9223372036854775807]",
+                             "the seed of the network's initial weights; -1: the run's seed. FedMatch's code starts "
+                             "every run from one σ_0 (misc/init_sig.npy, written by the first run, set_init_params)")
     static_batchnorm: bool = setting(False, doc="SemiFL's sBN: the global model's BatchNorm statistics recomputed "
                                      "on the server's labeled set after pre-training and after each round's server "
                                      "training, before evaluation and download (algorithms/static_batchnorm.py); "

@@ -160,7 +160,8 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # which needs confident and correct pseudo-labels; at lr 1e-3 the CNN never gets there within the run. We therefore
 # keep the papers' reading (ψ_t^k ← ω_t, no warm-up, λ_2 = 1, T = 0.5, τ = 0.8 on ȳ) and report that
 # the journal's "FedMix above SL" and "FedMix ≈ FedMatch" do not hold on this setting **at quick**.
-# What quick changes matters here: it swaps the paper's ResNet-9 (with BatchNorm, 150 rounds) for
+# What quick changes matters here: it swaps the paper protocol's ResNet-9 (FedMatch's code's, without BatchNorm, at
+# its code's settings: READINGS.md; 150 rounds) for
 # the small MNIST CNN (50 rounds), and whether a network's averaged predictions pass τ = 0.8 early is
 # exactly what decides FedMix; the paper-protocol run needs a GPU, so the claims stay untested there.
 #

@@ -54,7 +54,11 @@ class ServerSGD:
 # 'authors': the FedSiam authors' labels-at-server code (fedsiam-labels-at-server/fedsiam-{pi,mt}-main.py,
 # main(): a fresh `SGD(model_glob.parameters(), lr=0.01, momentum=0.5)` each round over a DataLoader of
 # the labeled set with `batch_size=args.batch_size`, 10 in their README's MNIST command; no weight decay).
-SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0)}
+SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0),
+              # SemiFL's code (src/utils.py at 4ec3663, process_control: cfg['server']['batch_size']['train'] = 250
+              # if num_supervised > 1000 else 10): the clients' SGD, its batch by the server's label count
+              "semifl_code": ServerSGD(None, None, None)}
+SEMIFL_SERVER_BATCH = (1000, 250, 10)       # above this many labels a batch of 250, else 10
 # RunConfig.client_weighting: FedSiam Eq. (2)'s 1/B; by counts; FedMix's Eq. 10 / journal Eq. 12 (learning/aggregate.py)
 CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 
@@ -73,13 +77,17 @@ class AlgorithmSettings:
                                  "labels-at-server: epochs over the server's labeled set before each round")
     server_sgd: str = setting("clients", tuple(SERVER_SGD),
                               "the server's batches and SGD on its labeled set: 'clients' (BS_tr, M, wd, as Table 2 "
-                              "gives them for both) or 'authors' (batch 10, momentum 0.5, no weight decay: the "
-                              "FedSiam authors' labels-at-server code; SERVER_SGD)")
+                              "gives them for both), 'authors' (batch 10, momentum 0.5, no weight decay: the "
+                              "FedSiam authors' labels-at-server code) or 'semifl_code' (batch 250 above 1,000 "
+                              "labels at the server, else 10: SemiFL's code; SERVER_SGD)")
 
 
 def server_sgd_of(cfg: SharedFields) -> tuple[int, float, float]:
     """(batch size, momentum, weight decay) of the server's training on its labeled set."""
     own = SERVER_SGD[cfg.server_sgd]
+    if cfg.server_sgd == "semifl_code":
+        above, large, small = SEMIFL_SERVER_BATCH
+        return large if cfg.server_labeled > above else small, cfg.momentum, cfg.weight_decay
     return (cfg.batch_size if own.batch_size is None else own.batch_size,
             cfg.momentum if own.momentum is None else own.momentum,
             cfg.weight_decay if own.weight_decay is None else own.weight_decay)

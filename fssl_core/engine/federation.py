@@ -7,6 +7,8 @@ is derived from (seed, round, party), so a round can be replayed from a checkpoi
 """
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -97,9 +99,15 @@ class Federation:
         if cfg.resplit_train:
             data = resplit(data, cfg.resplit_train, cfg.resplit_test, cfg.seed)
         partition = cls.partition_of(cfg, data)
-        torch.manual_seed(derived_seed(cfg.seed, 0))   # model initialisation
+        if cfg.input_scale == "unit":      # pixels ÷ 255 alone: normalize() becomes (x − 0) / 1, x itself
+            data = dataclasses.replace(data, mean=(0.0,) * data.in_channels, std=(1.0,) * data.in_channels)
+        torch.manual_seed(derived_seed(cfg.seed if cfg.init_seed < 0 else cfg.init_seed, 0))   # model initialisation
         model = build_model(cfg.model, num_classes=data.num_classes, in_channels=data.in_channels,
                             projection_dim=cfg.projection_dim or None).to(device)
+        if cfg.initial_scale != 1.0:
+            with torch.no_grad():
+                for parameter in model.parameters():
+                    parameter.mul_(cfg.initial_scale)
 
         def on_device(idx: np.ndarray) -> Tensor:
             return torch.as_tensor(np.asarray(idx, dtype=np.int64), device=device)

@@ -10,8 +10,11 @@ VarianceScaling (scale 1, fan-in, truncated normal), theirs. 6,568,640 parameter
 
 Where we differ, and why: the last max-pool is global (AdaptiveMaxPool2d(1)), the same as their 4×4 pool on
 32×32 inputs and defined on Fashion-MNIST's 28×28 (3×3 maps there, where a 4×4 pool has no window); their
-plain branch scales the initial weights by 1 + psi_factor (1.2) so that it starts where their decomposed
-σ + ψ does, which our FedMatch does itself from any initial θ_0 (algorithms/fedmatch.py), so it is left out.
+plain branch scales the initial weights by 1 + psi_factor (1.2), so their every model starts at 1.2× the
+initialiser's scale (their decomposed σ_0 + ψ_0 = 1.2 σ_0 too). Here the network keeps the initialiser's scale and
+the run's `initial_scale` (RunConfig) sets the start: 1.2 in the cells that follow FedMatch's code
+(papers/fedmix/cells.REFERENCE_CODE), 1.0 elsewhere, where our FedMatch splits θ_0 into σ_0 = θ_0/1.2 and
+ψ_0 = 0.2 σ_0 and so starts at 1/1.2 of their scale: the two differ, and the setting says which is run.
 """
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from ...config import ConfigError
 
+from ...algorithms.base import SEMIFL_SERVER_BATCH
 from ...run_config import RunConfig
 from ...models import build_model, count_parameters
 from ...profiles import Profile
@@ -151,7 +152,11 @@ def paper_config(method: str, device: str, **setting) -> RunConfig:
     if method not in known:
         raise ConfigError(f"method={method!r}: must be one of {', '.join(known)}")
     algorithm, changes = known[method]
-    return RunConfig(algorithm=algorithm, device=device, **{**SHARED, **setting, **changes})
+    cfg = RunConfig(algorithm=algorithm, device=device, **{**SHARED, **setting, **changes})
+    above = SEMIFL_SERVER_BATCH[0]
+    if all(changes.get(k) == v for k, v in SEMIFL_CODE.items()) and cfg.server_labeled > above:
+        cfg = cfg.replace(server_sgd="semifl_code")   # SemiFL's code's server batch: 250 above 1,000 labels
+    return cfg
 
 
 def table_cells(table: str, profile: Profile, device: str, seeds=None) -> list[Cell]:

@@ -30,7 +30,7 @@ from ...config import ConfigError
 from ...report.claim_test import Comparison, Side, holm
 from ...run_config import RunConfig
 from ...store import RunStore
-from .cells import STREAMING, paper_config
+from .cells import STREAMING, paper_config, reference_code
 
 NARROW = dict(model="resnet9_narrow", rounds=20, pseudo_label_threshold=0.5, trainer="sequential")
 WARMUP = {"fedmix_warmup_rounds": 6, "fedmix_log_parts": True}
@@ -50,9 +50,11 @@ def arms(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32")
         sl = paper_config("supervised_server", device, precision, **STREAMING).replace(**NARROW)
         other_network = ("E: BN-free network", "resnet9_fedmatch_narrow")
     else:
-        fedmix = paper_config("fedmix_fedloss", device, precision, **STREAMING).replace(rounds=PAPER_ROUNDS,
-                                                                                         fedmix_log_parts=True)
-        sl = paper_config("supervised_server", device, precision, **STREAMING).replace(rounds=PAPER_ROUNDS)
+        # Fig. 8's cells at the paper protocol follow FedMatch's code's settings (cells.REFERENCE_CODE)
+        fedmix = paper_config("fedmix_fedloss", device, precision, **STREAMING).replace(
+            rounds=PAPER_ROUNDS, fedmix_log_parts=True, **reference_code("fedmix_fedloss"))
+        sl = paper_config("supervised_server", device, precision, **STREAMING).replace(
+            rounds=PAPER_ROUNDS, **reference_code("supervised_server"))
         other_network = ("E: BatchNorm network", "resnet9")
     return {
         "A: SL": sl,

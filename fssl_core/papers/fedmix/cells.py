@@ -59,6 +59,26 @@ METHODS = {
 SHARED = dict(rounds=150, local_epochs=1, server_epochs=1, batch_size=64, lr=1e-3, momentum=0.9, weight_decay=1e-4,
               pseudo_label_threshold=0.80, fedmix_views=5, server_labeled=1000, server_balanced=True,
               model="resnet9_fedmatch")
+# FedMatch's code, on which FedMix's authors built theirs, where both papers are silent: the reading for the cells
+# that follow that code (the conference paper's CIFAR-10 figures; Fig. 8 at the paper protocol on FedMatch's network),
+# fixed before any run of them (READINGS.md, "The reference code's settings"; wyjeong/FedMatch at 4947aa2): no weight
+# decay (its Keras L2 regularisers sit on layers whose losses no training step adds: models/fedmatch/client.py
+# L66-103, server.py L143-146, modules/train.py L103-106, L147-159), inputs ÷ 255 alone (data/loader.py L60; the
+# `stats` at L29-35 are never applied), every weight × 1.2 at the start (modules/nets.py L95, the plain branch; the
+# decomposed σ_0 + ψ_0 = 1.2 σ_0, L59), one σ_0 for every run (nets.py L101-111 set_init_params, called at
+# modules/federated.py L63: misc/init_sig.npy, committed in their repository, read by every run; here the first
+# seed's start, their file being theirs), and FedMatch's own confidence 0.75 (config.py L65). SHARED's values (weight
+# decay 1e-4, per-channel normalisation, the network's own scale, each seed its own start, τ = 0.80 for FedMatch)
+# stay the named alternative: every reduced profile and the BatchNorm ResNet-9, on which all committed runs trained.
+REFERENCE_CODE = {"weight_decay": 0.0, "input_scale": "unit", "initial_scale": 1.2, "init_seed": 1}
+REFERENCE_CODE_METHODS = {"fedmatch": {"pseudo_label_threshold": 0.75}}
+
+
+def reference_code(method: str) -> dict:
+    """FedMatch's code's settings for `method`'s cells that follow it (REFERENCE_CODE)."""
+    return {**REFERENCE_CODE, **REFERENCE_CODE_METHODS.get(method, {})}
+
+
 # Streaming non-IID Fashion-MNIST (ZH line 233): 64,000 / 2,000 resplit, 1,000 labeled at the
 # server, 63,000 unlabeled over 10 clients by Dirichlet μ = 0.1, 10 parts per client, one a round.
 STREAMING = dict(dataset="fashion_mnist", partition="streaming_dirichlet", clients=10, clients_per_round=10,
@@ -114,6 +134,8 @@ def streaming_cells(profile: Profile, device: str, methods=None, seeds=None, pre
     cells = []
     for method in methods:
         cfg = paper_config(method, device, precision, **STREAMING, model=network)
+        if profile.protocol == "paper" and network == SHARED["model"]:     # FedMatch's network: its code's settings
+            cfg = cfg.replace(**reference_code(method))
         configs = profile.configs(cfg, list(seeds), quick=QUICK, every_seed=every_seed)
         cells += [Cell(PAPER, "fig8", NETWORKS[network], "1000", "fashion_mnist", method, configs, metric=m,
                        paper_runs=len(SEEDS),
@@ -198,6 +220,7 @@ def cifar_cells(table: str, paper: str, profile: Profile, device: str, methods, 
             for method in methods:
                 for name, changes in (changes_of(method, setting) if changes_of else [(setting, {})]):
                     cfg = paper_config(method, device, **{**CIFAR, **CIFAR_SETTINGS[setting], "server_labeled": n})
+                    cfg = cfg.replace(**reference_code(method))     # the conference cells follow FedMatch's code
                     cfg = cfg.replace(**changes)      # the cell's own departure wins over the method's
                     configs = profile.configs(cfg, list(seeds), quick=CIFAR_QUICK)
                     cells += [Cell(paper, table, name, str(n), "cifar10", method, configs, metric=m,
