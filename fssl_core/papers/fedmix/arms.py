@@ -18,6 +18,14 @@ BN-free ResNet-9, τ = 0.8, no warm-up; E: the BatchNorm ResNet-9) for the first
 committed before any of its runs exist: B within 1.5 points of A over the last 10 rounds (SL plateaus within about
 10 rounds here, so β's lag has closed); C below B; E (BatchNorm) below C (the pseudo-label symptoms seen so far
 exist only with BatchNorm); D at or above C; F between C and B.
+
+narrow_reference (a CPU's; issue 79): narrow's arms A-D at FedMatch's code's settings (cells.REFERENCE_CODE: weight
+decay 0, inputs ÷ 255, every weight × 1.2 at the start, one start for every seed), six seeds an arm, fixed before any
+of its runs (REFERENCE_SEEDS). The question: does the reference code's start move C toward B, i.e. C here above
+narrow's C (measurements/2026-11-27-fedmix-arms: 58.45 ± 13.92 over the last 10 rounds, n = 6)? Expectations,
+committed before any of its runs exist: B below A, C below B, D above C, as on narrow; and C not above narrow's C,
+since on this BatchNorm network every convolution's scale is normalised away and the × 1.2 reaches the logits only
+through the last layer (a 1.2× sharper start), which τ = 0.5 on the sharpened average barely changes.
 """
 from __future__ import annotations
 
@@ -37,7 +45,8 @@ WARMUP = {"fedmix_warmup_rounds": 6, "fedmix_log_parts": True}
 PAPER_ROUNDS = 60    # the first 60 of Fig. 8's 150 rounds: 18 ResNet-9 runs in a GPU's lease
 SEEDS = (1, 2, 3)
 LAST = 10        # rounds averaged at the end
-PROTOCOLS = ("narrow", "paper")
+PROTOCOLS = ("narrow", "narrow_reference", "paper")
+REFERENCE_SEEDS = (1, 2, 3, 4, 5, 6)     # narrow_reference: n = 6 an arm, fixed before its runs
 
 
 def arms(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32") -> dict[str, RunConfig]:
@@ -45,6 +54,10 @@ def arms(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32")
     BN-free one); paper: Fig. 8's cells (FedMatch's BN-free ResNet-9, E the BatchNorm one) for PAPER_ROUNDS."""
     if protocol not in PROTOCOLS:
         raise ConfigError(f"protocol={protocol!r}: must be one of {', '.join(PROTOCOLS)}")
+    if protocol == "narrow_reference":     # narrow's A-D at FedMatch's code's settings
+        narrow = arms(device, "narrow", precision)
+        return {arm: cfg.replace(**reference_code(cfg.algorithm)) for arm, cfg in narrow.items()
+                if arm.split(":")[0] in ("A", "B", "C", "D")}
     if protocol == "narrow":
         fedmix = paper_config("fedmix_fedloss", device, precision, **STREAMING).replace(**NARROW, **WARMUP)
         sl = paper_config("supervised_server", device, precision, **STREAMING).replace(**NARROW)
@@ -112,6 +125,7 @@ EXPECTED = {
                ("F", "C", "above"), ("F", "B", "below")),
     "paper": (("B", "A", "parity"), ("C", "B", "below"), ("D", "C", "at or above"), ("E", "C", "below"),
               ("F", "C", "above"), ("F", "B", "below")),
+    "narrow_reference": (("B", "A", "below"), ("C", "B", "below"), ("D", "C", "above")),
 }
 PARITY_POINTS = 1.5
 
@@ -169,7 +183,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--protocol", default="narrow", choices=PROTOCOLS)
     parser.add_argument("--device", default="cpu", choices=list(DEVICES))
     parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
-    parser.add_argument("--seeds", default=",".join(map(str, SEEDS)), help="comma-separated")
+    parser.add_argument("--seeds", default=None, help="comma-separated (default: SEEDS; narrow_reference: its fixed "
+                                                      "REFERENCE_SEEDS)")
     parser.add_argument("--arms", default=None, help="train only these arms' runs, by letter (e.g. C,D); "
                                                      "the summary reads every arm's runs at SEEDS and beyond")
     parser.add_argument("--workers", type=int, default=None, help="runs side by side (default: the executor's)")
@@ -177,7 +192,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="a RunConfig change for every run (a CPU's wiring check: other run ids)")
     args = parser.parse_args(argv)
     try:
-        seeds = [int(s) for s in args.seeds.split(",") if s]
+        default = REFERENCE_SEEDS if args.protocol == "narrow_reference" else SEEDS
+        seeds = list(default) if args.seeds is None else [int(s) for s in args.seeds.split(",") if s]
         arm_configs = configs(args.device, args.protocol, args.precision, seeds, parse_set(args.set))
     except (ConfigError, ValueError) as err:
         parser.error(str(err))
