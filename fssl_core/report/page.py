@@ -67,13 +67,16 @@ def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = 
             f"cause reading (run at least {MIN_SEEDS} times) brings within it, marked prospective or post hoc by "
             "git, and those only an exploratory reading brings near (not a cause); where far cells share their runs "
             "(FedAvg reads no unlabeled sample, so its Non-IID-I and -II cells are one computation), how many "
-            f"computations they are; the claims' verdicts (Welch's t, untested under {MIN_SEEDS} seeds a side).")
+            f"computations they are; the claims' verdicts (Welch's t, untested under {MIN_SEEDS} seeds a side; "
+            "`decided` where the direction or the paper's own printed margin is decided; the claims undecided both ways "
+            "go under a stopping rule fixed before their runs, `python -m fssl_core reproduce --until-decided`).")
     plain = ("In plain words: a far cell counts as explained only by its paper's one cause reading fixed in code, run "
              f"at least {MIN_SEEDS} times, and only as prospective where git shows that no run of that computation, under "
              "any id or seed, was committed before the reading was fixed (a reading seen before, then retrained under new "
              "ids, is post hoc and replicated); our seeds' spread reaching the paper's value explains nothing. "
              + words) if words else ""
-    return (textwrap.fill(said, 110) + "\n\n" + _markdown_table(table) + "\n" + (textwrap.fill(plain, 110) + "\n\n"
+    fill = lambda text: textwrap.fill(text, 110, break_on_hyphens=False)      # never split a command at its hyphen
+    return (fill(said) + "\n\n" + _markdown_table(table) + "\n" + (fill(plain) + "\n\n"
             if plain else "") + "Every claim with its verdict, what its test can decide and its Holm-adjusted verdict, "
             "and every cell: [results/REPORT.md](results/REPORT.md).\n")
 
