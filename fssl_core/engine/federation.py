@@ -306,8 +306,9 @@ class _Round:
 def run_rounds_together(feds: list[Federation], states: list[State], round: int
                         ) -> list[tuple[State, dict[str, Any]]]:
     """Round `round` of several runs at once: each run's server steps on its own, and the local trainings
-    of every run that trains as a cohort stacked into one cohort (their clients side by side, each on its
-    own streams), so a batch of small runs takes its steps together. One run alone is `run_round`.
+    of every run that trains as a cohort stacked into one cohort (their clients side by side, each run's in groups
+    of its own, learning/cohort.run_groups, each client on its own streams), so a batch of small runs takes its
+    steps in lockstep. One run alone is `run_round`.
     Each run's `seconds` is the wall time of the whole round (of the batch, for a batch)."""
     start = time.perf_counter()
     rounds = [fed.begin_round(state, round) for fed, state in zip(feds, states)]

@@ -1,7 +1,7 @@
 """The trainer: owns the rounds of one run, or of a batch of runs trained in lockstep.
 
     train(cfg, store)            one run: read back if finished, else trained (resumed from its checkpoint)
-    train_batch(cfgs, store)     several runs of one batch key, their clients in one cohort each round
+    train_batch(cfgs, store)     several runs of one batch key in lockstep, each run's clients grouped apart
 
 The store (fssl_core/store/) persists and proves: `RunStore.claim` hands the trainer a `RunRecorder`
 under the run's lock, and the trainer reports every round to it. A run's records and identity are the
@@ -11,8 +11,8 @@ Batching rule (`batch_key`): runs train together when their configs agree on eve
 identity except the seed and the split (the partition and the fields partitions read: labeled ratio,
 server labels, Dirichlet α, ...), and, for a re-split data set, the seed too (its images depend on it).
 What train_cohort shares over its clients (the loss, the trained roles, the optimiser, the images) then
-reads the same settings for every run; tests/test_trainer.py checks, per cohort algorithm, that each
-run of a batch equals its solo run within the cohort tolerance. A run that does not train as a cohort
+reads the same settings for every run; each run's clients form groups of their own (learning/cohort.run_groups), and
+tests/test_trainer.py checks, per cohort algorithm, that each run of a batch equals its solo run bit for bit. A run that does not train as a cohort
 (`Federation.cohort` false) is advanced in the same lockstep, its clients one after another.
 
 How many runs a batch holds is `batch_size`: a memory model over the stacked clients, and a cap.

@@ -18,14 +18,7 @@ BN-free ResNet-9, τ = 0.8, no warm-up; E: the BatchNorm ResNet-9) for the first
 committed before any of its runs exist: B within 1.5 points of A over the last 10 rounds (SL plateaus within about
 10 rounds here, so β's lag has closed); C below B; E (BatchNorm) below C (the pseudo-label symptoms seen so far
 exist only with BatchNorm); D at or above C; F between C and B.
-
-narrow_reference (a CPU's; issue 79): narrow's arms A-D at FedMatch's code's settings (cells.REFERENCE_CODE: weight
-decay 0, inputs ÷ 255, every weight × 1.2 at the start, one start for every seed), six seeds an arm, fixed before any
-of its runs (REFERENCE_SEEDS). The question: does the reference code's start move C toward B, i.e. C here above
-narrow's C (measurements/2026-11-27-fedmix-arms: 58.45 ± 13.92 over the last 10 rounds, n = 6)? Expectations,
-committed before any of its runs exist: B below A, C below B, D above C, as on narrow; and C not above narrow's C,
-since on this BatchNorm network every convolution's scale is normalised away and the × 1.2 reaches the logits only
-through the last layer (a 1.2× sharper start), which τ = 0.5 on the sharpened average barely changes.
+narrow_reference (a CPU's): narrow's A-D at FedMatch's code's settings; its expectations at REFERENCE_SEEDS.
 """
 from __future__ import annotations
 
@@ -46,7 +39,14 @@ PAPER_ROUNDS = 60    # the first 60 of Fig. 8's 150 rounds: 18 ResNet-9 runs in 
 SEEDS = (1, 2, 3)
 LAST = 10        # rounds averaged at the end
 PROTOCOLS = ("narrow", "narrow_reference", "paper")
-REFERENCE_SEEDS = (1, 2, 3, 4, 5, 6)     # narrow_reference: n = 6 an arm, fixed before its runs
+# narrow_reference: narrow's arms A-D at FedMatch's code's settings (cells.REFERENCE_CODE: weight decay 0, inputs
+# ÷ 255, every weight × 1.2 at the start, one start for every seed), six seeds an arm, fixed before any of its runs.
+# The question: does the reference code's start move C toward B, i.e. C here above narrow's C
+# (measurements/2026-11-27-fedmix-arms: 58.45 ± 13.92 over the last 10 rounds, n = 6)? Expectations, committed
+# before any of its runs exist: B below A, C below B, D above C, as on narrow; and C not above narrow's C, since on
+# this BatchNorm network every convolution's scale is normalised away and the × 1.2 reaches the logits only through
+# the last layer (a 1.2× sharper start), which τ = 0.5 on the sharpened average barely changes.
+REFERENCE_SEEDS = (1, 2, 3, 4, 5, 6)
 
 
 def arms(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32") -> dict[str, RunConfig]:
