@@ -188,7 +188,9 @@ def cmd_reproduce(args) -> None:
             if args.param or args.only or args.profile:
                 raise ConfigError("--until-decided: takes no --param, --only or --profile (the stopping rule fixes its "
                                   "cells, seeds and protocol: papers/fedsiam/stopping.py)")
+            from .job.preflight import check_environment
             from .job.until_decided import until_decided
+            check_environment()
             until_decided(dry_run=args.dry_run, device=args.device)
             return
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),

@@ -27,6 +27,7 @@ from typing import Any
 from .config import ConfigError
 from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
+from .job.preflight import check_environment, claim_staging, remove_stale_staging
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .report.publish import STAGING_ENV, publish, publish_lock
 from .report.page import merge_results
@@ -138,6 +139,9 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
     executor) and gets each notebook's figures (`log_figures`)."""
     from .executors import executor_named, sigterm_as_interrupt
 
+    check_environment()
+    for folder in remove_stale_staging(project_root() / "results"):
+        print(f"[reproduce] removed {folder.name}: a staging folder whose job is gone", flush=True)
     options = {} if gpus_per_run is None else {"gpus_per_run": gpus_per_run}
     runner = executor_named(executor, workers=workers, **options, **({} if tracker is None else {"tracker": tracker}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
@@ -220,6 +224,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         print(f"[notebook {i}/{len(selected)}] {nb.stem}", end="", flush=True)
         start = time.perf_counter()
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{nb.stem}-", dir=project_root() / "results"))
+        claim_staging(staging)
         os.environ[STAGING_ENV] = str(staging)     # the kernel writes its results and figures there
         try:
             papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent), parameters=injected,

@@ -128,3 +128,45 @@ def test_a_store_file_with_a_key_given_twice_is_damage(tmp_path):
     path.write_text('{"accuracy": 91.0, "status": "ok", "accuracy": 99.0}')
     with pytest.raises(Damage, match="key 'accuracy' given twice"):
         read_json(path)
+
+
+@pytest.mark.parametrize("name,value,line", [
+    ("FSSL_BATCH", "abc", "FSSL_BATCH='abc': must be a whole number of runs a batch"),
+    ("FSSL_BATCH", "0", "FSSL_BATCH='0': must be a whole number of runs a batch"),
+    ("FSSL_WORKERS", "-2", "FSSL_WORKERS='-2': must be a whole number of worker processes"),
+    ("FSSL_OFFLINE", "banana", "FSSL_OFFLINE='banana': must be 1, true or yes (offline) or 0, false, no or empty"),
+    ("OMP_NUM_THREADS", "x", "OMP_NUM_THREADS='x': must be a whole number of threads"),
+])
+@pytest.mark.parametrize("argv", [["reproduce", "--profile", "smoke", "--only", "fedsiam_table7", "--dry-run"],
+                                  ["reproduce", "--until-decided", "--dry-run"]])
+def test_a_bad_environment_variable_is_refused_before_anything_runs(argv, name, value, line, capsys, monkeypatch):
+    """Checked first, under --dry-run too: one line, status 2, within seconds (no plan, no training)."""
+    import time
+    monkeypatch.setenv(name, value)
+    start = time.perf_counter()
+    try:
+        got = cli.main(argv)
+    except SystemExit as stop:
+        got = stop.code
+    err = capsys.readouterr().err
+    said = [text for text in err.splitlines() if text.startswith("error:")]
+    assert got == 2 and len(said) == 1 and line in said[0], err
+    assert "[plan]" not in err and "[until-decided]" not in err and time.perf_counter() - start < 10
+
+
+def test_a_killed_jobs_staging_folder_is_removed_and_a_live_ones_kept(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from fssl_core.job.preflight import OWNER, remove_stale_staging
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    gone, live, unowned = (tmp_path / f".staging-nb-{k}" for k in ("gone", "live", "unowned"))
+    for folder in (gone, live, unowned):
+        folder.mkdir()
+    (gone / OWNER).write_text(dead)
+    (live / OWNER).write_text(str(os.getpid()))
+    assert remove_stale_staging(tmp_path) == [gone]          # a fresh folder without an owner may be a live old job's
+    assert live.exists() and unowned.exists() and not gone.exists()
+    os.utime(unowned, (0, 0))
+    assert remove_stale_staging(tmp_path) == [unowned]
