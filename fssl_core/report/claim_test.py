@@ -184,6 +184,12 @@ class Comparison:
                           alpha=self.alpha if alpha is None else alpha)
 
 
+def printed(row) -> float:
+    """A results row's paper value as a Side's `paper`: NaN where the paper printed none (None, NaN or absent)."""
+    value = row.get("paper_value") if hasattr(row, "get") else getattr(row, "paper_value", None)
+    return math.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
 def t_quantile(df: float, p: float = 1 - ALPHA / 2) -> float:
     """Student's t quantile at `df` degrees of freedom (df = ∞: the normal's)."""
     if df <= 0 or math.isnan(df):

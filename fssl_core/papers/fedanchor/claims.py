@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from ...report.claim_test import Comparison, Side
+from ...report.claim_test import Comparison, Side, printed
 from ...report.tables import COLUMNS
 from .cells import PAPER, SAME_VIEWS, SEMIFL_SERVER
 
@@ -64,7 +64,7 @@ def _side(part: pd.DataFrame, method: str, metric: str) -> Side:
     row = hit.iloc[0]
     n = 0 if pd.isna(row.n_runs) else int(row.n_runs)
     return Side(f"{method} {metric}", float(row.reproduced_value), float(row.get("reproduced_std", math.nan)), n,
-                float(row.get("paper_value", math.nan)))
+                printed(row))
 
 
 def _fmnist(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "semifl", table: str = "fmnist_claims",

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from ...report.claim_test import Comparison, Side
+from ...report.claim_test import Comparison, Side, printed
 from ...profiles import PROFILES
 from ...report.tables import COLUMNS
 from .cells import PAPER, QUICK, STREAMING, STREAMING_SETTING, paper_config, paper_value
@@ -20,7 +20,7 @@ def _side(results: pd.DataFrame, method: str, metric: str) -> Side:
         return Side(f"{method} {metric}", math.nan, math.nan, 0)
     row = hit.iloc[0]
     return Side(f"{method} {metric}", float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs),
-                float(row.get("paper_value", math.nan)))
+                printed(row))
 
 
 def runs_peaking_last(results: pd.DataFrame, method: str, rounds: int | None) -> int:

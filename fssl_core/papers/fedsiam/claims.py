@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from ...report.claim_test import Comparison, Side
+from ...report.claim_test import Comparison, Side, printed
 from ...profiles import REDUCED
 from ...report.tables import COLUMNS
 from .cells import PAPER, SEEDS, fedsiam_settings
@@ -73,7 +73,7 @@ def _row_stats(rows: pd.DataFrame, name: str) -> Side:
         return Side(name, math.nan, math.nan, 0)
     row = hit.iloc[0]
     return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs),
-                float(row.get("paper_value", math.nan)))
+                printed(row))
 
 
 def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> Side:
