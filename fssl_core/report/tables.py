@@ -338,7 +338,7 @@ CLAIM_COLUMNS = {"paper": "paper", "setting": "setting", "labeled": "labeled", "
                  "verdict": "verdict", "margin": "against the paper's margin (parity: differs as well?)",
                  "look": "stopping rule: look and level", "where": "tested where (if not the paper's setting)",
                  "power": "what the test can decide", "holm": "verdict, Holm-adjusted",
-                 "interval": "95% interval of ours − theirs"}
+                 "interval": "interval of ours − theirs (95% unless it names its level)"}
 
 
 def claims_counted(verdicts: pd.Series, decided: pd.Series | None = None) -> str:
