@@ -107,6 +107,11 @@ def test_a_paper_protocol_cell_that_diverged_is_not_stood_in_for_by_a_reduced_ru
     fig, axes = paper_vs_reproduced(_frame(rows))
     assert _ours_heights(axes[0]) == [96.9]
     assert "diverged" in {t.get_text() for t in axes[0].texts}
+    # the quick row no bar draws is named nowhere: one protocol drawn, no hatch, no "quick" in the header, the
+    # legend's solid entry is the only ours
+    header = " ".join(fig.legends[0].get_title().get_text().split())
+    assert "quick" not in header and [p.get_hatch() for p in axes[0].containers[1].patches if p.get_height() > 0] == [None]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["paper", "ours"]
 
 
 def test_an_at_chance_row_draws_its_bar_and_says_so():

@@ -78,12 +78,12 @@ def _bars(part: pd.DataFrame) -> pd.DataFrame:
         done = done.assign(first=(done.profile != "paper")).sort_values("first", kind="stable")
         paper = cell.paper_value.dropna()
         row = {"method": method, "paper_value": paper.iloc[0] if len(paper) else np.nan,
-               "ours": np.nan, "std": np.nan, "n_runs": 0, "protocol": False,
+               "ours": np.nan, "std": np.nan, "n_runs": 0, "protocol": False, "profile": None,
                "status": "diverged" if (cell.status == "diverged").any() and not len(done) else cell.status.iloc[0]}
         if len(done):
             best = done.iloc[0]
             row.update(ours=best.reproduced_value, std=best.reproduced_std, n_runs=int(best.n_runs),
-                       protocol=best.profile == "paper", status=best.status)
+                       protocol=best.profile == "paper", status=best.status, profile=best.profile)
         out.append(row)
     return pd.DataFrame(out)
 
@@ -235,17 +235,16 @@ def paper_vs_reproduced(frame: pd.DataFrame, title: str = "", display_names: Map
     rows = frame[frame.metric == "accuracy"].assign(labeled=lambda f: f.labeled.astype(str))
     rows = rows.reset_index(drop=True)
     missing = _missing_note(rows) if len(rows) else ""
-    drawn = rows[rows.status.isin(DRAWN) & rows.reproduced_value.notna()]
-    # the rows the bars show (_bars: a cell's paper-protocol row where it has one), so the header and the
-    # legend name only the profiles drawn, not a quick row a paper row hides
-    drawn = (drawn.assign(_later=drawn.profile != "paper").sort_values("_later", kind="stable")
-             .drop_duplicates(["dataset", "setting", "labeled", "method"]).drop(columns="_later"))
     panels = _panels(rows)
     if not panels:
         return _nothing_to_draw(title, missing, fills)
 
     keys = [key for key, _ in panels]
     bars = [_bars(part) for _, part in panels]
+    # the bars as drawn (_bars: a cell's paper-protocol row where it has one, none beside a diverged paper cell), so
+    # the header, the hatching and the legend name only what the figure shows, never a quick row no bar draws
+    drawn = pd.concat([b[b.ours.notna()] for b in bars], ignore_index=True).rename(
+        columns={"std": "reproduced_std", "ours": "reproduced_value"})
     grid = _layout(keys)
     ncols = max(len(r) for r in grid)
     panel_w = min(MAX_WIDTH_IN / ncols, max(3.0, METHOD_SLOT_IN * max(map(len, bars)) + 1.0))
