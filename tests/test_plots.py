@@ -290,3 +290,20 @@ def test_a_round_curve_title_says_how_many_seeds_each_point_averages():
     assert seeds_note(curves.assign(n_runs=1)) == "\nmean of 1 seed per point"
     assert seeds_note(curves.drop(columns="n_runs")) == ""
     plt.close(fig)
+
+
+def test_curves_averaging_several_seeds_show_their_spread():
+    """A point that averages several seeds draws its ± std as a band, and the title says the shading is the spread;
+    one seed draws no band."""
+    from matplotlib.collections import PolyCollection
+    from fssl_core.report.plots import round_curves
+    curves = pd.DataFrame({"method": ["a"] * 3 + ["b"] * 3, "round": [1, 2, 3] * 2,
+                           "accuracy": [50.0, 60.0, 70.0, 40.0, 45.0, 50.0],
+                           "accuracy_std": [2.0, 1.5, 1.0] + [math.nan] * 3, "n_runs": [3] * 3 + [1] * 3})
+    fig, ax = round_curves(curves, title="t")
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 1 and "shaded: ± std" in ax.get_title()
+    plt.close(fig)
+    fig, ax = round_curves(curves[curves.method == "b"], title="t")
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)] and "shaded" not in ax.get_title()
+    plt.close(fig)

@@ -131,6 +131,18 @@ def test_a_narrowed_run_keeps_the_whole_tables_figure(tmp_path, monkeypatch):
         assert any("kept" in n for n in notes) == (narrowed and not replace)
 
 
+def test_a_staging_folders_owner_file_is_never_published(tmp_path, monkeypatch):
+    """The staging folder's pid file (job/preflight.py) names the job; a publish moves the notebook's outputs only."""
+    from fssl_core.report.publish import STAGING_OWNER, publish
+    monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
+    staging = tmp_path / "staging"
+    (staging / "figures").mkdir(parents=True)
+    (staging / STAGING_OWNER).write_text("123")
+    (staging / "figures" / "t.png").write_bytes(b"new")
+    publish(staging, narrowed=False)
+    assert (tmp_path / "figures" / "t.png").read_bytes() == b"new" and not (tmp_path / STAGING_OWNER).exists()
+
+
 def _cell(method, metric, value, n_runs, table="table5"):
     return {**_row(method, value, profile="paper", n_runs=n_runs), "table": table, "metric": metric,
             "reproduced_std": 0.5 if n_runs > 1 else math.nan}

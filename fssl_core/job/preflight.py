@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 from ..config import ConfigError
+from ..report.publish import STAGING_OWNER
 
 OFFLINE_WORDS = ("", "0", "1", "true", "false", "yes", "no")
-OWNER = ".owner"                 # a staging folder's job: its process id
+OWNER = STAGING_OWNER            # a staging folder's job: its process id (never published: report/publish.py)
 STALE_UNOWNED_SECONDS = 3600     # a staging folder without an owner (before OWNER existed) this old is left over
 
 

@@ -342,14 +342,20 @@ def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", t
     method's colour (one method, one colour across panels). `ax`: draw into this panel of a larger figure."""
     names, styles, colors = display_names or {}, styles or {}, colors or {}
     fig, ax = plt.subplots(figsize=(5.2, 3.4)) if ax is None else (ax.figure, ax)
+    spread = f"{key}_std"
+    shaded = False
     for method, part in curves.groupby("method", sort=False):
-        ax.plot(part["round"], part[key], label=names.get(method, method), lw=1.4, ls=styles.get(method, "-"),
-                color=colors.get(method))
+        line, = ax.plot(part["round"], part[key], label=names.get(method, method), lw=1.4, ls=styles.get(method, "-"),
+                        color=colors.get(method))
+        if spread in part and part[spread].notna().any():     # ± std over seeds where a point averages several
+            ax.fill_between(part["round"], part[key] - part[spread], part[key] + part[spread], color=line.get_color(),
+                            alpha=0.15, lw=0)
+            shaded = True
     if target is not None:
         ax.axhline(target, ls=":", color="k", lw=1, label=f"target {target:g}%")
     ax.set_xlabel("global round")
     ax.set_ylabel(YLABELS.get(key, key))
-    ax.set_title(title + seeds_note(curves), fontsize=10)
+    ax.set_title(title + seeds_note(curves) + (" (shaded: ± std)" if shaded else ""), fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig, ax

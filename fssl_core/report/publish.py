@@ -61,11 +61,15 @@ def publish_lock() -> Path:
     return project_root() / "results" / PUBLISH_LOCK
 
 
+# the file naming a staging folder's job (job/preflight.py): the folder's own, never published
+STAGING_OWNER = ".owner"
+
+
 def _publish(staging: Path, narrowed: bool, replace_figures: bool, replace: bool,
              say: Callable[[str], None] | None,
              rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None) -> list[str]:
     moves, notes = [], []
-    for staged in sorted(p for p in staging.rglob("*") if p.is_file()):
+    for staged in sorted(p for p in staging.rglob("*") if p.is_file() and p.name != STAGING_OWNER):
         dest = project_root() / staged.relative_to(staging)
         where = dest.relative_to(project_root())
         if staged.suffix == ".png" and narrowed and not replace_figures and dest.exists():

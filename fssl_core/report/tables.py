@@ -439,7 +439,8 @@ def replace_readme_block(start: str, end: str, body: str, readme: Path | None = 
 def round_curves(cells: Sequence[Cell], key: str = "accuracy", store: RunStore | None = None) -> pd.DataFrame:
     """A per-round metric (`key`: test accuracy, or e.g. pseudo_label_accuracy, selected) of each
     cell's finished runs, averaged over seeds: one row per (setting, labeled, dataset, method,
-    round). Cells without finished runs, and rounds that did not log `key`, contribute nothing."""
+    round), with the seeds' sample std (`<key>_std`, NaN at one seed). Cells without finished runs, and rounds
+    that did not log `key`, contribute nothing."""
     store = store or RunStore()
     rows = []
     for cell in cells:
@@ -450,5 +451,6 @@ def round_curves(cells: Sequence[Cell], key: str = "accuracy", store: RunStore |
                 if key in m:
                     per_round.setdefault(m["round"], []).append(m[key])
         rows += [{"setting": cell.setting, "labeled": cell.labeled, "dataset": cell.dataset, "method": cell.method,
-                  "round": r, key: float(np.mean(v)), "n_runs": len(v)} for r, v in sorted(per_round.items())]
-    return pd.DataFrame(rows, columns=["setting", "labeled", "dataset", "method", "round", key, "n_runs"])
+                  "round": r, key: float(np.mean(v)), f"{key}_std": float(np.std(v, ddof=1)) if len(v) > 1 else math.nan,
+                  "n_runs": len(v)} for r, v in sorted(per_round.items())]
+    return pd.DataFrame(rows, columns=["setting", "labeled", "dataset", "method", "round", key, f"{key}_std", "n_runs"])
