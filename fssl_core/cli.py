@@ -13,9 +13,9 @@ cause; the files already there are left as they were, and the same command resum
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from .config import ConfigError, key_value_pairs
 

@@ -32,16 +32,21 @@ CASES = [
 ]
 
 
-@requires_mnist
-@pytest.mark.parametrize("argv,status,line", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
-def test_bad_input_is_one_line_and_a_documented_status(argv, status, line, capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))
+def _run_cli(argv, capsys) -> tuple[int, list[str], str]:
+    """The command's exit status, its `error:` lines and all it wrote to stderr."""
     try:
         got = cli.main(argv)
     except SystemExit as stop:
         got = stop.code
     err = capsys.readouterr().err
-    said = [text for text in err.splitlines() if text.startswith("error:")]
+    return got, [text for text in err.splitlines() if text.startswith("error:")], err
+
+
+@requires_mnist
+@pytest.mark.parametrize("argv,status,line", CASES, ids=[" ".join(c[0])[:60] for c in CASES])
+def test_bad_input_is_one_line_and_a_documented_status(argv, status, line, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))
+    got, said, err = _run_cli(argv, capsys)
     assert got == status, err
     assert len(said) == 1 and line in said[0], err
     assert "Traceback" not in err
@@ -144,12 +149,7 @@ def test_a_bad_environment_variable_is_refused_before_anything_runs(argv, name, 
     import time
     monkeypatch.setenv(name, value)
     start = time.perf_counter()
-    try:
-        got = cli.main(argv)
-    except SystemExit as stop:
-        got = stop.code
-    err = capsys.readouterr().err
-    said = [text for text in err.splitlines() if text.startswith("error:")]
+    got, said, err = _run_cli(argv, capsys)
     assert got == 2 and len(said) == 1 and line in said[0], err
     assert "[plan]" not in err and "[until-decided]" not in err and time.perf_counter() - start < 10
 
@@ -158,7 +158,8 @@ def test_a_killed_jobs_staging_folder_is_removed_and_a_live_ones_kept(tmp_path):
     import os
     import subprocess
     import sys
-    from fssl_core.job.preflight import OWNER, remove_stale_staging
+    from fssl_core.job.preflight import remove_stale_staging
+    from fssl_core.report.publish import STAGING_OWNER as OWNER
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()
     gone, live, unowned = (tmp_path / f".staging-nb-{k}" for k in ("gone", "live", "unowned"))

@@ -119,14 +119,15 @@ def test_the_rule_prints_the_runs_it_expects_to_save_against_a_fixed_n_of_10(cap
 
 
 class _Run:
-    def __init__(self, accuracy):
-        self.accuracy = accuracy
+    """A finished run as measured_row reads it: its config, status, accuracy and seconds."""
+    def __init__(self, cfg, accuracy):
+        self.config, self.accuracy, self.status, self.summary = cfg, accuracy, "ok", {"seconds": 0.0}
 
 
 class _Store:
     """A run store of finished runs' accuracies by run id (what `standing` reads), filled by `value(cfg)`."""
     def __init__(self, value, configs):
-        self.value, self.runs = value, {cfg.run_id: _Run(value(cfg)) for cfg in configs}
+        self.value, self.runs = value, {cfg.run_id: _Run(cfg, value(cfg)) for cfg in configs}
 
     def load(self, cfg):
         return self.runs.get(cfg.run_id)
@@ -182,7 +183,7 @@ def test_until_decided_trains_look_by_look_and_stops(monkeypatch):
 
     def fake_run_all(configs, store=None):
         trained.append(sorted({c.seed for c in configs}))
-        store.runs.update({c.run_id: _Run(value(c)) for c in configs})
+        store.runs.update({c.run_id: _Run(c, value(c)) for c in configs})
     monkeypatch.setattr(executors, "run_all", fake_run_all)
     assert all(not look.stopped for look in until_decided(dry_run=True, store=store)) and trained == []
     final = until_decided(store=store)

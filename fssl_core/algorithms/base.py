@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -48,6 +48,7 @@ class ServerSGD:
     batch_size: int | None
     momentum: float | None
     weight_decay: float | None
+    large_batch_above: tuple[int, int] | None = None   # (labels, batch): above this many server labels, this batch
 
 
 # RunConfig.server_sgd. 'clients': Table 2 gives one BS_tr, M and wd, read for the server too.
@@ -57,8 +58,7 @@ class ServerSGD:
 SERVER_SGD = {"clients": ServerSGD(None, None, None), "authors": ServerSGD(10, 0.5, 0.0),
               # SemiFL's code (src/utils.py at 4ec3663, process_control: cfg['server']['batch_size']['train'] = 250
               # if num_supervised > 1000 else 10): the clients' SGD, its batch by the server's label count
-              "semifl_code": ServerSGD(None, None, None)}
-SEMIFL_SERVER_BATCH = (1000, 250, 10)       # above this many labels a batch of 250, else 10
+              "semifl_code": ServerSGD(10, None, None, large_batch_above=(1000, 250))}
 # RunConfig.client_weighting: FedSiam Eq. (2)'s 1/B; by counts; FedMix's Eq. 10 / journal Eq. 12 (learning/aggregate.py)
 CLIENT_WEIGHTINGS = ("uniform", "labeled", "samples", "fedfreq", "fedloss")
 
@@ -85,9 +85,8 @@ class AlgorithmSettings:
 def server_sgd_of(cfg: SharedFields) -> tuple[int, float, float]:
     """(batch size, momentum, weight decay) of the server's training on its labeled set."""
     own = SERVER_SGD[cfg.server_sgd]
-    if cfg.server_sgd == "semifl_code":
-        above, large, small = SEMIFL_SERVER_BATCH
-        return large if cfg.server_labeled > above else small, cfg.momentum, cfg.weight_decay
+    if own.large_batch_above is not None and cfg.server_labeled > own.large_batch_above[0]:
+        own = replace(own, batch_size=own.large_batch_above[1])
     return (cfg.batch_size if own.batch_size is None else own.batch_size,
             cfg.momentum if own.momentum is None else own.momentum,
             cfg.weight_decay if own.weight_decay is None else own.weight_decay)

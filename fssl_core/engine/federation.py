@@ -7,11 +7,9 @@ is derived from (seed, round, party), so a round can be replayed from a checkpoi
 """
 from __future__ import annotations
 
-import dataclasses
-
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -100,7 +98,7 @@ class Federation:
             data = resplit(data, cfg.resplit_train, cfg.resplit_test, cfg.seed)
         partition = cls.partition_of(cfg, data)
         if cfg.input_scale == "unit":      # pixels ÷ 255 alone: normalize() becomes (x − 0) / 1, x itself
-            data = dataclasses.replace(data, mean=(0.0,) * data.in_channels, std=(1.0,) * data.in_channels)
+            data = replace(data, mean=(0.0,) * data.in_channels, std=(1.0,) * data.in_channels)
         torch.manual_seed(derived_seed(cfg.seed if cfg.init_seed < 0 else cfg.init_seed, 0))   # model initialisation
         model = build_model(cfg.model, num_classes=data.num_classes, in_channels=data.in_channels,
                             projection_dim=cfg.projection_dim or None).to(device)

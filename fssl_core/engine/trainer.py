@@ -11,9 +11,10 @@ Batching rule (`batch_key`): runs train together when their configs agree on eve
 identity except the seed and the split (the partition and the fields partitions read: labeled ratio,
 server labels, Dirichlet α, ...), and, for a re-split data set, the seed too (its images depend on it).
 What train_cohort shares over its clients (the loss, the trained roles, the optimiser, the images) then
-reads the same settings for every run; each run's clients form groups of their own (learning/cohort.run_groups), and
-tests/test_trainer.py checks, per cohort algorithm, that each run of a batch equals its solo run bit for bit. A run that does not train as a cohort
-(`Federation.cohort` false) is advanced in the same lockstep, its clients one after another.
+reads the same settings for every run; each run's clients form groups of their own (learning/cohort.run_groups),
+and tests/test_trainer.py checks, per cohort algorithm, that each run of a batch equals its solo run bit for bit.
+A run that does not train as a cohort (`Federation.cohort` false) is advanced in the same lockstep, its clients one
+after another.
 
 How many runs a batch holds is `batch_size`: a memory model over the stacked clients, and a cap.
 

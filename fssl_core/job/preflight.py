@@ -11,8 +11,7 @@ from ..config import ConfigError
 from ..report.publish import STAGING_OWNER
 
 OFFLINE_WORDS = ("", "0", "1", "true", "false", "yes", "no")
-OWNER = STAGING_OWNER            # a staging folder's job: its process id (never published: report/publish.py)
-STALE_UNOWNED_SECONDS = 3600     # a staging folder without an owner (before OWNER existed) this old is left over
+STALE_UNOWNED_SECONDS = 3600     # a staging folder without an owner file (STAGING_OWNER: its job's pid) this old is left over
 
 
 def check_environment() -> None:
@@ -31,7 +30,7 @@ def check_environment() -> None:
 
 def claim_staging(folder: Path) -> None:
     """Mark a new staging folder as this process's, so a later job can tell a killed job's leftovers from a live one."""
-    (folder / OWNER).write_text(str(os.getpid()))
+    (folder / STAGING_OWNER).write_text(str(os.getpid()))
 
 
 def remove_stale_staging(results: Path) -> list[Path]:
@@ -41,7 +40,7 @@ def remove_stale_staging(results: Path) -> list[Path]:
     for folder in sorted(results.glob(".staging-*")):
         if not folder.is_dir() or folder.is_symlink():
             continue
-        owner = folder / OWNER
+        owner = folder / STAGING_OWNER
         try:
             pid = int(owner.read_text().strip()) if owner.exists() else None
         except (OSError, ValueError):
@@ -56,9 +55,9 @@ def remove_stale_staging(results: Path) -> list[Path]:
 
 def _running(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
+        os.kill(pid, 0)          # a PermissionError means it runs, as another user's
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
     return True

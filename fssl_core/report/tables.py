@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from .claim_words import verdict_words
-from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE, Comparison, Verdict, holm)
+from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE,
+                         Comparison, Verdict, holm)
 from ..run_config import RunConfig
 from ..data.datasets import DatasetUnavailable, load_dataset
 from ..executors import run_all
@@ -129,28 +130,36 @@ def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
             store=store, progress=progress)
     rows = []
     for cell in cells:
-        row = {"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
-               "dataset": cell.dataset, "method": cell.method, "metric": cell.metric,
-               "paper_value": cell.paper_value,
-               "reproduced_value": math.nan, "reproduced_std": math.nan, "n_runs": 0,
-               "profile": profile.name, "device": device, "seconds": 0.0}
         if not dataset_available(cell.dataset):
-            rows.append({**row, "status": NEEDS_DATA})
+            rows.append({**_row_of(cell, profile, device), "status": NEEDS_DATA})
             continue
-        results = run_all(cell.configs, store=store, progress=progress)
-        # an at-chance run (store/summary.py) is a measurement: its value counts, and the row says "at-chance"
-        values = [METRICS[cell.metric](r) for r in results if r.status in MEASURED]
-        values = [v for v in values if v is not None]
-        row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1),
-                   run_ids=" ".join(r.config.run_id for r in results))     # what the row was computed from
-        if values:
-            row.update(reproduced_value=round(float(np.mean(values)), 2),
-                       reproduced_std=round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else math.nan)
-        statuses = {r.status for r in results}      # a row's worst run names it
-        status = (DIVERGED if DIVERGED in statuses else AT_CHANCE if AT_CHANCE in statuses else
-                  profile.status if len(values) >= cell.paper_runs else REDUCED)
-        rows.append({**row, "status": status})
+        rows.append(measured_row(cell, run_all(cell.configs, store=store, progress=progress), profile, device))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _row_of(cell: Cell, profile: Profile, device: str) -> dict:
+    return {"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
+            "dataset": cell.dataset, "method": cell.method, "metric": cell.metric, "paper_value": cell.paper_value,
+            "reproduced_value": math.nan, "reproduced_std": math.nan, "n_runs": 0,
+            "profile": profile.name, "device": device, "seconds": 0.0}
+
+
+def measured_row(cell: Cell, results: Sequence[RunResult], profile: Profile, device: str) -> dict:
+    """A cell's results row from its finished runs (`results`, one a config): the metric's mean and sample std over
+    the measured runs, rounded as published, the runs named, and the status its worst run gives."""
+    row = _row_of(cell, profile, device)
+    # an at-chance run (store/summary.py) is a measurement: its value counts, and the row says "at-chance"
+    values = [METRICS[cell.metric](r) for r in results if r.status in MEASURED]
+    values = [v for v in values if v is not None]
+    row.update(n_runs=len(values), seconds=round(sum(r.summary["seconds"] for r in results), 1),
+               run_ids=" ".join(r.config.run_id for r in results))     # what the row was computed from
+    if values:
+        row.update(reproduced_value=round(float(np.mean(values)), 2),
+                   reproduced_std=round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else math.nan)
+    statuses = {r.status for r in results}      # a row's worst run names it
+    status = (DIVERGED if DIVERGED in statuses else AT_CHANCE if AT_CHANCE in statuses else
+              profile.status if len(values) >= cell.paper_runs else REDUCED)
+    return {**row, "status": status}
 
 
 def save_notebook_results(frame: pd.DataFrame, notebook: str, profile: Profile) -> Path:

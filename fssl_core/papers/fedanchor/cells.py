@@ -19,7 +19,7 @@ import pandas as pd
 
 from ...config import ConfigError
 
-from ...algorithms.base import SEMIFL_SERVER_BATCH
+from ...algorithms.base import SERVER_SGD
 from ...run_config import RunConfig
 from ...models import build_model, count_parameters
 from ...profiles import Profile
@@ -153,7 +153,7 @@ def paper_config(method: str, device: str, **setting) -> RunConfig:
         raise ConfigError(f"method={method!r}: must be one of {', '.join(known)}")
     algorithm, changes = known[method]
     cfg = RunConfig(algorithm=algorithm, device=device, **{**SHARED, **setting, **changes})
-    above = SEMIFL_SERVER_BATCH[0]
+    above = SERVER_SGD["semifl_code"].large_batch_above[0]
     if all(changes.get(k) == v for k, v in SEMIFL_CODE.items()) and cfg.server_labeled > above:
         cfg = cfg.replace(server_sgd="semifl_code")   # SemiFL's code's server batch: 250 above 1,000 labels
     return cfg

@@ -6,9 +6,8 @@ hoc); every other reading shown as exploratory, their code's own reruns as prove
 results (`explain_published`, which the README's summary counts)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import math
+from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
@@ -268,12 +267,10 @@ def computation_key(config: dict) -> str:
     `*revision*` field, with the fields a config of its time did not write filled by RunConfig's defaults (so a
     config written before a field existed, e.g. `precision`, keys as one written after). "The same method, cell
     and protocol": a run of it under any id, at any seed, is the same computation."""
-    import dataclasses
     import json
 
-    from ...run_config import RunConfig
-    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig) if f.default is not dataclasses.MISSING}
-    full = {**defaults, **config}
+    from ...run_config import defaults
+    full = {**defaults(), **config}
     return json.dumps({k: v for k, v in full.items() if k != "seed" and "revision" not in k}, sort_keys=True,
                       default=str)
 

@@ -3,13 +3,12 @@
 `reproduce --until-decided` (job/until_decided.py) trains what `standing` says is missing."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
-from ...report.tables import COLUMNS, METRICS, PARITY_POINTS
+from ...profiles import PROFILES
+from ...report.tables import COLUMNS, PARITY_POINTS, measured_row
 from ...store import RunStore
 from .cells import PAPER
 from .claims import CLAIM_SOURCES
@@ -60,17 +59,9 @@ def standing(claim: SequentialClaim, store=None, device: str = "cpu") -> Look:
 
 
 def _verdict(claim: SequentialClaim, look_cells: list, results: dict, level: float):
-    """claim_test at `level` on the look's cells, the claim's rows built as the published table builds them."""
-    rows = []
-    for cell in look_cells:
-        values = [METRICS[cell.metric](results[cfg.run_id]) for cfg in cell.configs]
-        values = [v for v in values if v is not None]
-        rows.append({"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
-                     "dataset": cell.dataset, "method": cell.method, "metric": cell.metric,
-                     "paper_value": cell.paper_value, "reproduced_value": round(float(np.mean(values)), 2),
-                     "reproduced_std": round(float(np.std(values, ddof=1)), 2) if len(values) > 1 else math.nan,
-                     "n_runs": len(values), "profile": "paper", "device": "cpu", "seconds": 0.0, "status": "ok",
-                     "run_ids": ""})
+    """claim_test at `level` on the look's cells, their rows built as reproduce_cells builds the published ones."""
+    paper = PROFILES["paper"]
+    rows = [measured_row(cell, [results[cfg.run_id] for cfg in cell.configs], paper, "cpu") for cell in look_cells]
     _, build = CLAIM_SOURCES[(PAPER, claim.table)]
     for row, comparison in build(pd.DataFrame(rows, columns=COLUMNS)):
         if row["metric"] == claim.metric:
