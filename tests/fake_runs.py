@@ -5,10 +5,13 @@ import json
 from fssl_core.store import OK, RunStore, save_checkpoint, write_result, write_rows
 
 
-def fake_finished_run(store: RunStore, cfg, rows: list[dict], status: str = OK, num_classes: int = 10):
+def fake_finished_run(store: RunStore, cfg, rows: list[dict], status: str = OK, num_classes: int = 10,
+                      env: dict | None = None):
     d = store.dir(cfg)
     d.mkdir(parents=True)
     (d / "config.json").write_text(json.dumps(cfg.to_dict()))
+    env = {"fssl_core": "test", "executor": "engine"} if env is None else env
+    (d / "env.json").write_text(json.dumps(env))
     write_rows(d, rows)
     save_checkpoint(d, cfg, len(rows), {}, rows)
     return write_result(d, cfg, rows, status, None, model_parameters=0, num_classes=num_classes)

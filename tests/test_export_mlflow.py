@@ -32,11 +32,11 @@ def _digests(root):
 @pytest.fixture
 def store(tmp_path):
     store = RunStore(tmp_path / "runs")
-    fake_finished_run(store, A, [row(1, 20.0, upload_bytes=10), row(2), row(3, 41.5, upload_bytes=30)])
+    fake_finished_run(store, A, [row(1, 20.0, upload_bytes=10), row(2), row(3, 41.5, upload_bytes=30)],
+                      env={"torch": "x", "data": {"mnist": "d1g35t"}})
     fake_finished_run(store, B, [row(1, 30.0), row(2, 35.0), row(3, 52.25)])
     fake_finished_run(store, BROKEN, [row(1, 1.0), row(2, 2.0), row(3, 3.0)])
     (store.dir(BROKEN) / "metrics.jsonl").write_text("not json\n")
-    (store.dir(A) / "env.json").write_text(json.dumps({"torch": "x", "data": {"mnist": "d1g35t"}}))
     return store
 
 
@@ -94,6 +94,15 @@ def test_runs_round_trip_once_and_the_store_is_untouched(store, tmp_path):
     assert again.exported == [] and sorted(again.already) == sorted([A.run_id, B.run_id])
     assert len(client.search_runs([experiment.experiment_id])) == 2
     assert _digests(store.root) == before
+
+
+def test_an_env_json_edited_after_its_run_is_not_exported_as_provenance(store, tmp_path):
+    """The data digest an export tags is the one the run was sealed with: an edited env.json is damage."""
+    (store.dir(A) / "env.json").write_text(json.dumps({"torch": "9.9.9", "data": {"mnist": "0" * 64}}))
+    report = export(store.root, uri=f"sqlite:///{tmp_path / 'mlflow.db'}", progress=False)
+    assert report.exported == [B.run_id]
+    assert any(d.startswith(A.run_id) and "env.json: not the environment result.json was sealed with" in d
+               for d in report.damaged)
 
 
 def test_a_half_written_export_is_redone(store, tmp_path):

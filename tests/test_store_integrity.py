@@ -86,6 +86,13 @@ def _forge(path, **changes):
     path.write_text(json.dumps({**summary, "digest": summary_digest(summary)}))
 
 
+def _unseal_env(path):
+    """result.json resealed without its env_digest: a record of a store that did not seal env.json."""
+    from fssl_core.store.integrity import summary_digest
+    summary = {k: v for k, v in json.loads(path.read_text()).items() if k not in ("env_digest", "digest")}
+    path.write_text(json.dumps({**summary, "digest": summary_digest(summary)}))
+
+
 def _drop_rows(path, keep):
     path.write_text("".join(path.read_text().splitlines(keepends=True)[:keep]))
 
@@ -132,6 +139,14 @@ FINISHED = {
     "forged bytes, digest recomputed": ("result.json", lambda p: _forge(p, upload_bytes=1),
                                         "upload_bytes=1 (its rows give", True),
     "result.json of another round count": ("result.json", lambda p: _edit_json(p, rounds=2), "does not match its digest", True),
+    "env.json's device edited": ("env.json", lambda p: _edit_json(p, precision={"device": "cuda", "policy": "fp32"}),
+                                 "not the environment result.json was sealed with", True),
+    "env.json's data digest zeroed": ("env.json", lambda p: _edit_json(p, data={"mnist": "0" * 64}),
+                                      "not the environment result.json was sealed with", True),
+    "env.json's torch version edited": ("env.json", lambda p: _edit_json(p, torch="9.9.9"),
+                                        "not the environment result.json was sealed with", True),
+    "garbage env.json": ("env.json", lambda p: p.write_text("{device: cuda"), "not JSON", True),
+    "result.json sealing no env.json": ("result.json", _unseal_env, "does not seal an env.json", True),
     "empty checkpoint": ("checkpoint.pt", lambda p: p.write_bytes(b""), "sha256 mismatch", False),
     "flipped bytes in checkpoint": ("checkpoint.pt", _flip_bytes, "sha256 mismatch", False),
 }
@@ -151,6 +166,26 @@ def test_a_damaged_finished_run_is_named_and_never_served(case, clean, tmp_path)
     _served_is_clean(store, clean, result)
     assert (next(store.dir(CFG).glob("damaged-*")) / name).exists()     # kept aside, never deleted
     assert any(str(store.dir(CFG) / "damaged-") in str(w.message) for w in caught)
+
+
+def test_an_edited_env_json_is_never_resealed_and_a_missing_one_is_damage(clean, tmp_path):
+    """Provenance is served only as sealed: a recovery from the checkpoint moves an unsealed env.json aside
+    and records this machine's, never the edit; a deleted env.json is damage, not a served run."""
+    store = _copy_of(clean, tmp_path)
+    env = store.dir(CFG) / "env.json"
+    _edit_json(env, data={"mnist": "0" * 64})
+    with pytest.warns(DamagedRun):
+        train(CFG, store, progress=False, after_round=_must_not_train)
+    assert json.loads(env.read_text())["data"]["mnist"] != "0" * 64
+    assert store.load(CFG) is not None
+    env.unlink()
+    with pytest.warns(DamagedRun, match=re.escape(str(env)) + ": missing"):
+        assert store.load(CFG) is None
+    with pytest.warns(DamagedRun, match="env.json: missing"):
+        result = train(CFG, store, progress=False, after_round=_must_not_train)
+    _served_is_clean(store, clean, result)
+    assert json.loads(env.read_text())["data"]["mnist"] == json.loads(
+        (clean[0].dir(CFG) / "env.json").read_text())["data"]["mnist"]
 
 
 def test_a_stalled_writers_leftovers_resume_from_its_checkpoint(clean, tmp_path):

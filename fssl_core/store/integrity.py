@@ -7,8 +7,9 @@ A finished run's files vouch for each other (written here, checked here on every
     checkpoint.pt  run_id, config_hash, round, metrics (rows 1..round), metrics_digest, state_digest
     metrics.jsonl  the rows; their digest is over canonical JSON lines, so formatting does not matter
     config.json    the config; it must have the run's identity
-    env.json       where the run was trained, and the content digest of its data set's verified files
-                   (data.datasets.data_digest): informative only, not checked
+    env.json       where the run was trained (versions, device, precision, executor, batch) and the content
+                   digest of its data set's verified files (data.datasets.data_digest): the run's provenance,
+                   sealed by result.json's env_digest, so an edited, deleted or garbage env.json is damage
 
 result.json's figures that derive from the rows (accuracy, best accuracy and round, rounds, seconds, bytes,
 status) are recomputed from the proven rows and must equal the stored ones (`check_summary`): a digest
@@ -34,7 +35,7 @@ import torch
 from ..config import ConfigError
 
 from ..run_config import RunConfig, field_types
-from .files import (CHECKPOINT, CONFIG, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
+from .files import (CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
                     read_bytes, read_json, read_rows)
 from .summary import DIVERGED, OK, summarize
 
@@ -59,6 +60,11 @@ def rows_digest(rows: list[dict]) -> str:
 def summary_digest(summary: dict) -> str:
     """sha256 of result.json's content but its own digest and `run_dir` (a store may be moved)."""
     return sha256_text(canonical_json({k: v for k, v in summary.items() if k not in ("digest", "run_dir")}))
+
+
+def env_digest(env: dict) -> str:
+    """sha256 of env.json's content as canonical JSON (whatever its spacing)."""
+    return sha256_text(canonical_json(env))
 
 
 def state_digest(state: Any) -> str:
@@ -101,12 +107,12 @@ def save_checkpoint(d: Path, cfg: RunConfig, round: int, state: Any, rows: list[
 def write_result(d: Path, cfg: RunConfig, rows: list[dict], status: str, failure: dict | None,
                  model_parameters: int, num_classes: int) -> dict:
     """result.json, written last: the summary of `rows`, sealed with what it covers (the run, its
-    rows, the checkpoint beside it) and its own digest. Returns the summary."""
+    rows, its env.json, the checkpoint beside it) and its own digest. Returns the summary."""
     summary = summarize(cfg, rows, status, model_parameters, d, num_classes)
     if failure:
         summary["diverged"] = failure
     summary.update(config_hash=cfg.identity_hash, metrics_digest=rows_digest(rows),
-                   checkpoint_sha256=file_sha256(d / CHECKPOINT))
+                   env_digest=env_digest(read_json(d / ENV)), checkpoint_sha256=file_sha256(d / CHECKPOINT))
     summary["digest"] = summary_digest(summary)
     atomic_write_text(d / RESULT, json.dumps(summary, indent=2, sort_keys=True))
     return summary
@@ -140,9 +146,29 @@ def prove_finished(d: Path, cfg: RunConfig) -> tuple[list[dict], dict] | None:
         raise Damage(f"{d / METRICS}: its rows are not those {RESULT} summarises (digest mismatch)")
     check_summary(d / RESULT, cfg, rows, summary)
     check_config(d / CONFIG, cfg)
+    check_env(d, summary)
     if (d / CHECKPOINT).exists() or (d / CHECKPOINT).is_symlink():
         check_final_checkpoint(d, cfg, summary)
     return rows, {**summary, "run_dir": str(d)}
+
+
+def check_env(d: Path, summary: dict) -> None:
+    """env.json must be the one result.json was sealed with: the provenance a run is served with (its data
+    digest, device, versions, precision, executor, batch) is what was recorded when it was trained."""
+    if "env_digest" not in summary:
+        raise Damage(f"{d / RESULT}: does not seal an {ENV} (written by an older store, or edited)")
+    if env_digest(read_json(d / ENV)) != summary["env_digest"]:
+        raise Damage(f"{d / ENV}: not the environment {RESULT} was sealed with (digest mismatch: edited?)")
+
+
+def env_sealed(d: Path) -> bool:
+    """Whether env.json is the one the (possibly otherwise damaged) result.json beside it seals: what a
+    recovery may keep when it recomputes the result from the checkpoint, rather than seal an edit."""
+    try:
+        check_env(d, read_json(d / RESULT))
+    except Damage:
+        return False
+    return True
 
 
 def check_final_checkpoint(d: Path, cfg: RunConfig, summary: dict) -> None:

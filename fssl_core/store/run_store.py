@@ -26,8 +26,8 @@ from ..run_config import RunConfig
 from ..paths import runs_dir
 from .files import CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, DamagedRun, StoreIOError, atomic_write_text, \
     move_aside, read_json, read_rows, run_lock
-from .integrity import (canonical_json, check_config, prove_finished, read_checkpoint, save_checkpoint, write_result,
-                        write_rows)
+from .integrity import (canonical_json, check_config, env_sealed, prove_finished, read_checkpoint, save_checkpoint,
+                        write_result, write_rows)
 from .summary import DIVERGED, OK, describe
 
 
@@ -160,13 +160,15 @@ class RunRecorder:
         its rows; rows past it are redone, identically), else `initial_state()` with round 0's checkpoint
         written, so a run diverging in round 1 has one. Writes config.json and, for a run with rounds left,
         env.json (`batch`: how many runs were trained together with it; `executor`: what trained it, fssl's
-        engine or an integration such as Flower; both informative)."""
+        engine or an integration such as Flower), which result.json seals. A run whose rounds are all in its
+        checkpoint keeps the env.json its result sealed; without one (deleted, or moved aside with an
+        unproven result) it gets this machine's, the machine that summarised it."""
         start = self._resume_point(device, initial_state)
         self.damage = None       # named and moved aside: a second start (a batch's run going on alone) resumes quietly
         cfg, d = self.cfg, self.dir
         self.rows = start.rows
         atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
-        if len(self.rows) < cfg.rounds:
+        if len(self.rows) < cfg.rounds or not (d / ENV).exists():
             env = _environment(cfg, data_digest, batch, executor)
             atomic_write_text(d / ENV, json.dumps(env, indent=2, sort_keys=True))
         if start.saved is None:
@@ -200,6 +202,8 @@ class RunRecorder:
         cfg, d = self.cfg, self.dir
         problems = [str(self.damage)] if self.damage is not None else []
         aside = [RESULT] if (d / RESULT).exists() else []     # not proven (else we would not be here)
+        if aside and (d / ENV).exists() and not env_sealed(d):   # no seal vouches for it: a recovery must not seal an edit
+            aside.append(ENV)
         ckpt = None
         if (d / CHECKPOINT).exists():
             try:
@@ -264,9 +268,9 @@ def record_files(root: Path | str | None = None) -> list[Path]:
 
 def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1, executor: str = "engine") -> dict:
     """Where the run was trained, and on which data: `data_digest` is the content digest of the data set's
-    files as verified at load (data.datasets.data_digest; None for the synthetic set). Informative, like the
-    rest of env.json: the run id does not hash the data, which load_dataset verifies against the official
-    files before any run is trained on them."""
+    files as verified at load (data.datasets.data_digest; None for the synthetic set). The run's provenance,
+    sealed by its result.json; the run id hashes the data set's name, whose files load_dataset verifies against
+    the official ones before any run is trained on them, so this digest can only be the official one's."""
     env = {
         "fssl_core": __version__, "torch": torch.__version__, "python": sys.version.split()[0],
         "platform": platform.platform(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
