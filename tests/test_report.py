@@ -403,3 +403,31 @@ def test_every_run_the_committed_results_name_is_committed_and_proves_itself():
     missing = unproven_published_runs(root / "results", RunStore(root / "runs"))
     assert not missing, (f"results name runs with no proven record in runs/: {missing}; commit the records "
                          "(git add $(python -m fssl_core records)) or republish from runs that have them")
+
+
+def test_every_committed_number_computed_from_runs_names_them():
+    """No published value computed from runs without its run ids (report.csv, every notebook's CSV, the smoke
+    slice): a reader can go from any number to the records it came from."""
+    from pathlib import Path
+
+    from fssl_core.report.publish import unlinked_published_rows
+    root = Path(__file__).resolve().parents[1]
+    for folder in (root / "results", root / "results" / "smoke"):
+        assert unlinked_published_rows(folder) == {}, folder
+
+
+def test_the_check_finds_a_row_naming_no_runs_and_a_missing_log(tmp_path):
+    from fssl_core.report.publish import unlinked_published_rows, unproven_published_runs
+    from fssl_core.store import RunStore
+    results = tmp_path / "results"
+    (results / "authors_code").mkdir(parents=True)
+    (results / "authors_code" / "kept.log").write_text("Round 195, Acc 90.0\n")
+    frame = pd.DataFrame([_row(dataset="mnist", method="fedavg", reproduced_value=91.0, n_runs=2, run_ids=""),
+                          _row(dataset="mnist", method="fedsem", reproduced_value=91.0, n_runs=1,
+                               run_ids="authors_code/kept.log authors_code/lost.log"),
+                          _row(dataset="mnist", method="fedmatch", reproduced_value=0.29, n_runs=0, run_ids="")],
+                         columns=COLUMNS)
+    frame.to_csv(results / "fedsiam_table5.csv", index=False)
+    assert unlinked_published_rows(results) == {"fedsiam_table5.csv": 1}
+    assert unproven_published_runs(results, RunStore(tmp_path / "runs")) == {
+        "fedsiam_table5.csv": ["authors_code/lost.log"]}

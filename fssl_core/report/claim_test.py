@@ -41,17 +41,19 @@ MARGIN_DECIDED = (BELOW_MARGIN, ABOVE_MARGIN)
 class Side:
     """One cell of a comparison: its mean over seeds, sample std (ddof = 1; NaN with one seed), seeds,
     `name`, the cell as a reader finds it (e.g. "fedsem accuracy"), and `paper`, the value the paper
-    printed for the cell (NaN where it printed none)."""
+    printed for the cell (NaN where it printed none); `run_ids`, the runs the cell was computed from, which
+    a claim row names as its own."""
     name: str
     mean: float
     std: float
     n: int
     paper: float = math.nan
+    run_ids: tuple[str, ...] = ()
 
     def scaled(self, factor: float, name: str | None = None) -> "Side":
         """factor · the cell (a claim on a ratio, e.g. "half the bytes": ours − 0.5 · theirs)."""
         return Side(name or f"{factor:g} × {self.name}", factor * self.mean, abs(factor) * self.std, self.n,
-                    factor * self.paper)
+                    factor * self.paper, self.run_ids)
 
 
 @dataclass(frozen=True)
@@ -184,9 +186,33 @@ class Comparison:
                           alpha=self.alpha if alpha is None else alpha)
 
 
+def row_side(row, name: str) -> Side:
+    """A results row (a cell) as a claim's side: its mean, std, seeds, printed value and runs."""
+    std, n = _number(_field(row, "reproduced_std")), _number(_field(row, "n_runs"))
+    return Side(name, float(row.reproduced_value), std, 0 if math.isnan(n) else int(n), printed(row),
+                tuple(str(_field(row, "run_ids") or "").split()))
+
+
+def claim_run_ids(comparison: Comparison) -> str:
+    """The runs behind every cell a claim compares, as a claim row's `run_ids` (each once, in order)."""
+    sides = (comparison.ours, *comparison.theirs)
+    return " ".join(dict.fromkeys(run_id for side in sides for run_id in side.run_ids))
+
+
+def _field(row, name: str):
+    return row.get(name) if hasattr(row, "get") else getattr(row, name, None)
+
+
+def _number(value) -> float:
+    try:
+        return math.nan if value is None else float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def printed(row) -> float:
     """A results row's paper value as a Side's `paper`: NaN where the paper printed none (None, NaN or absent)."""
-    value = row.get("paper_value") if hasattr(row, "get") else getattr(row, "paper_value", None)
+    value = _field(row, "paper_value")
     return math.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 

@@ -157,8 +157,8 @@ def _in_order(old: pd.DataFrame, new: pd.DataFrame, taken: set[tuple]) -> pd.Dat
 def unproven_published_runs(folder: Path | None = None, store: RunStore | None = None) -> dict[str, list[str]]:
     """Per results CSV in `folder` (results/), the run ids its rows name that `store` cannot prove finished
     (no record, or records that disagree with each other: runs.RunStore.load): a published number must
-    stay checkable from the committed records it was computed from. Rows naming no runs (derived rows,
-    rows published before run_ids existed) are not checked."""
+    stay checkable from the committed records it was computed from. A name with a slash is a record of a run
+    outside our store, a file under `folder` (the authors' code's logs: `authors_code/<log>`), which must exist."""
     folder = Path(folder) if folder is not None else results_dir("quick")
     proven = {r.config.run_id for r in (store or RunStore()).finished()}
     missing = {}
@@ -166,6 +166,21 @@ def unproven_published_runs(folder: Path | None = None, store: RunStore | None =
         if path.name == "report.csv":
             continue
         named = {run_id for ids in read_results(path).run_ids for run_id in str(ids).split()}
-        if named - proven:
-            missing[path.name] = sorted(named - proven)
+        lost = {n for n in named - proven if "/" not in n or not (folder / n).is_file()}
+        if lost:
+            missing[path.name] = sorted(lost)
     return missing
+
+
+def unlinked_published_rows(folder: Path | None = None) -> dict[str, int]:
+    """Per results CSV in `folder`, how many rows computed from runs (n_runs > 0) and holding a value name no
+    runs: every such number must say what it was computed from. Rows of arithmetic alone (n_runs 0, e.g.
+    FedAnchor's Table 4 overheads from a parameter count) name none."""
+    folder = Path(folder) if folder is not None else results_dir("quick")
+    counts = {}
+    for path in sorted(folder.glob("*.csv")):
+        frame = read_results(path)
+        unlinked = frame.reproduced_value.notna() & (frame.n_runs.fillna(0) > 0) & (frame.run_ids.fillna("") == "")
+        if unlinked.any():
+            counts[path.name] = int(unlinked.sum())
+    return counts

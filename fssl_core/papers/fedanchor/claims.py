@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from ...report.claim_test import Comparison, Side, printed
+from ...report.claim_test import Comparison, Side, claim_run_ids, row_side
 from ...report.tables import COLUMNS
 from .cells import PAPER, SAME_VIEWS, SEMIFL_SERVER
 
@@ -61,10 +61,7 @@ def _side(part: pd.DataFrame, method: str, metric: str) -> Side:
     hit = part[(part.method == method) & (part.metric == metric)]
     if hit.empty:
         return Side(f"{method} {metric}", math.nan, math.nan, 0)
-    row = hit.iloc[0]
-    n = 0 if pd.isna(row.n_runs) else int(row.n_runs)
-    return Side(f"{method} {metric}", float(row.reproduced_value), float(row.get("reproduced_std", math.nan)), n,
-                printed(row))
+    return row_side(hit.iloc[0], f"{method} {metric}")
 
 
 def _fmnist(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "semifl", table: str = "fmnist_claims",
@@ -83,7 +80,8 @@ def _fmnist(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "s
                           "dataset": "fashion_mnist", "method": f"{method} vs {baseline}", "metric": f"{metric}_gap",
                           "paper_value": math.nan, "reproduced_value": round(ours.mean - theirs.mean, 2),
                           "reproduced_std": math.nan, "n_runs": int(first.n_runs), "profile": first.profile,
-                          "device": first.device, "seconds": 0.0, "status": first.status},
+                          "device": first.device, "seconds": 0.0, "status": first.status,
+                          "run_ids": claim_run_ids(Comparison(ours, (theirs,)))},
                          Comparison(ours, (theirs,), unit=CLAIM_UNITS[metric],
                                     by_construction=TWO_TESTS if metric == "selected" else None)))
     return rows

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from ...report.claim_test import Comparison, Side, printed
+from ...report.claim_test import Comparison, Side, claim_run_ids, row_side
 from ...profiles import PROFILES
 from ...report.tables import COLUMNS
 from .cells import PAPER, QUICK, STREAMING, STREAMING_SETTING, paper_config, paper_value
@@ -18,9 +18,7 @@ def _side(results: pd.DataFrame, method: str, metric: str) -> Side:
     hit = results[(results.method == method) & (results.metric == metric)].dropna(subset=["reproduced_value"])
     if hit.empty:
         return Side(f"{method} {metric}", math.nan, math.nan, 0)
-    row = hit.iloc[0]
-    return Side(f"{method} {metric}", float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs),
-                printed(row))
+    return row_side(hit.iloc[0], f"{method} {metric}")
 
 
 def runs_peaking_last(results: pd.DataFrame, method: str, rounds: int | None) -> int:
@@ -113,7 +111,7 @@ def _streaming_setting(results: pd.DataFrame, method: str, baseline: str) -> lis
                      "paper_value": paper, "reproduced_value": round(ours, 3), "reproduced_std": math.nan,
                      "n_runs": int(first.n_runs) if first is not None else 0,
                      "profile": first.profile if first is not None else "", "device": first.device if first is not None else "",
-                     "seconds": 0.0, "status": status}, comparison))
+                     "seconds": 0.0, "status": status, "run_ids": claim_run_ids(comparison)}, comparison))
     return rows
 
 

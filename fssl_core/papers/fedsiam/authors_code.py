@@ -285,7 +285,7 @@ def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
     round with the lowest test loss (`accuracy_test_selected`). A log without its final test line
     (an unfinished run) gives no row."""
     folder = folder or project_root() / "results" / "authors_code"
-    runs: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    runs: dict[tuple[str, str, str], list[tuple[float, float, str]]] = {}
     for log in sorted(folder.glob("main_*.log")):
         name = _LOG_NAME.match(log.stem)           # <script>_<their --iid>[_run<N>]
         text = log.read_text()
@@ -299,7 +299,7 @@ def authors_code_results(folder: Path | None = None) -> pd.DataFrame:
             raise ValueError(f"authors' code log {log.name}: its name says label_rate {named_rate}, its command "
                              f"ran --label_rate {rate}; rename the log to the rate it ran")
         cell = (AUTHORS_CODE_SETTINGS[iid], f"{rate:.2f}", AUTHORS_CODE_SCRIPTS[script])
-        runs.setdefault(cell, []).append((float(rounds[-1]), float(selected.group(1))))
+        runs.setdefault(cell, []).append((float(rounds[-1]), float(selected.group(1)), log.name))
     return _authors_rows("table5_authors_code", runs)
 
 
@@ -325,22 +325,23 @@ def authors_server_code_results(folder: Path | None = None, rounds: int = 200) -
     results/authors_code/, each in both columns of its γ (see above; a log that never printed its last
     round, `rounds` − 5, gives no row)."""
     folder = folder or project_root() / "results" / "authors_code"
-    runs: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    runs: dict[tuple[str, str, str], list[tuple[float, float, str]]] = {}
     for log in sorted(folder.glob("server_*.log")):
         name = _SERVER_LOG_NAME.match(log.stem)
         printed = {int(r): float(a) for r, a in _SERVER_ROUND.findall(log.read_text())}
         if not name or name[1] not in AUTHORS_SERVER_SCRIPTS or rounds - 5 not in printed:
             continue
         script, _, rate = name.groups()
-        last_and_best = (printed[rounds - 5], max(printed.values()))
+        last_and_best = (printed[rounds - 5], max(printed.values()), log.name)
         for setting in ("server_iid", "server_noniid"):
             runs.setdefault((setting, f"{float(rate):.2f}", AUTHORS_SERVER_SCRIPTS[script]), []).append(last_and_best)
     return _authors_rows("table6_authors_code", runs)
 
 
-def _authors_rows(table: str, runs: dict[tuple[str, str, str], list[tuple[float, float]]]) -> pd.DataFrame:
+def _authors_rows(table: str, runs: dict[tuple[str, str, str], list[tuple[float, float, str]]]) -> pd.DataFrame:
     """Report rows per (setting, γ, method) cell: the mean over its runs (std with ddof 1 from two
-    runs on) of (accuracy, accuracy_test_selected)."""
+    runs on) of (accuracy, accuracy_test_selected); `run_ids` names each run's log (`authors_code/<log>`
+    under results/), the record it was read from: their code's runs are not in our store."""
     rows = []
     for (setting, labeled, method), values in runs.items():
         for metric, column in (("accuracy", 0), ("accuracy_test_selected", 1)):
@@ -350,6 +351,7 @@ def _authors_rows(table: str, runs: dict[tuple[str, str, str], list[tuple[float,
                          "reproduced_value": round(float(series.mean()), 2),
                          "reproduced_std": round(float(series.std(ddof=1)), 2) if len(series) > 1 else math.nan,
                          "n_runs": len(series), "profile": "paper", "device": "cpu",
-                         "seconds": math.nan, "status": "reduced"})
+                         "seconds": math.nan, "status": "reduced",
+                         "run_ids": " ".join(f"authors_code/{v[2]}" for v in values)})
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from ...report.claim_test import Comparison, Side, printed
+from ...report.claim_test import Comparison, Side, claim_run_ids, row_side
 from ...profiles import REDUCED
 from ...report.tables import COLUMNS
 from .cells import PAPER, SEEDS, fedsiam_settings
@@ -71,9 +71,7 @@ def _row_stats(rows: pd.DataFrame, name: str) -> Side:
     hit = rows.dropna(subset=["reproduced_value"])
     if hit.empty:
         return Side(name, math.nan, math.nan, 0)
-    row = hit.iloc[0]
-    return Side(name, float(row.reproduced_value), float(row.reproduced_std), int(row.n_runs),
-                printed(row))
+    return row_side(hit.iloc[0], name)
 
 
 def _cell_stats(column: pd.DataFrame, method: str, metric: str) -> Side:
@@ -169,7 +167,8 @@ def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, fir
                       "reproduced_value": round(value, 3) if not math.isnan(value) else math.nan,
                       "reproduced_std": round(se, 3) if not math.isnan(se) else math.nan,
                       "n_runs": min(s.n for s in inputs), "profile": first.profile, "device": first.device,
-                      "seconds": 0.0, "status": REDUCED if min(s.n for s in inputs) < len(SEEDS) else first.status},
+                      "seconds": 0.0, "status": REDUCED if min(s.n for s in inputs) < len(SEEDS) else first.status,
+                      "run_ids": claim_run_ids(comparison)},
                      comparison))
     return rows
 
