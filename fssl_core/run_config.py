@@ -156,6 +156,14 @@ class RunConfig(SharedFields):
         return cls(**values)
 
     @classmethod
+    def dropping_unread(cls, **values: Any) -> "RunConfig":
+        """Build from settings shared by several methods (a paper's common dict), leaving out those the
+        algorithm does not read: given to RunConfig itself they are refused, so that no record states a
+        setting as if it had been used. The run id is the same either way (it hashes only what is read)."""
+        unread = ignored_settings(values.get("algorithm", declared()["algorithm"].default))
+        return cls(**{k: v for k, v in values.items() if k not in unread})
+
+    @classmethod
     def from_strings(cls, pairs: dict[str, str]) -> "RunConfig":
         """Build from command-line `key=value` strings, converting each by the field's type."""
         return cls.from_dict(cls.values_from_strings(pairs))

@@ -9,7 +9,7 @@ def fake_finished_run(store: RunStore, cfg, rows: list[dict], status: str = OK, 
                       env: dict | None = None):
     d = store.dir(cfg)
     d.mkdir(parents=True)
-    (d / "config.json").write_text(json.dumps(cfg.to_dict()))
+    (d / "config.json").write_text(json.dumps(cfg.fields_read()))
     env = {"fssl_core": "test", "executor": "engine"} if env is None else env
     (d / "env.json").write_text(json.dumps(env))
     write_rows(d, rows)

@@ -26,6 +26,8 @@ CASES = [
       "rounds=2", "fedmix_warmup_rounds=1000000"], 2, "fedmix_warmup_rounds=1000000, rounds=2: a warm-up of every round"),
     (["partition", "clients=60000", "batch_size=1", "labeled_ratio=0.5"], 2,
      "labeled_ratio=0.5, clients=60000: a client's share of 1 sample(s)"),
+    (["run", "algorithm=fedavg", "ema_decay=0.5"], 2,
+     "RunConfig.ema_decay=0.5, algorithm='fedavg': fedavg does not read ema_decay (read by fedsiam_d"),
     (["run", "seed=" + "9" * 5000], 2, "RunConfig.seed=<5000 characters>: expected int of at most 4300 digits"),
     (["reproduce", "--until-decided", "--dry-run", "--profile", "paper", "--param", "seeds=[1]"], 2,
      "--until-decided: takes no --param, --only or --profile"),

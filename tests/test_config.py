@@ -138,8 +138,9 @@ def test_every_float_field_holds_a_float32():
 
 def test_the_bounds_themselves_are_allowed_where_closed():
     RunConfig(lr=3.4e38, weight_decay=3.4e38)
-    RunConfig(momentum=0.0, weight_decay=0.0, ema_decay=1.0, tau_mu=0.0, pseudo_label_threshold=1.0,
+    RunConfig(algorithm="fedsiam_d", momentum=0.0, weight_decay=0.0, ema_decay=1.0, tau_mu=0.0,
               local_epochs=1, clients=1, clients_per_round=1, seed=2**63 - 1)
+    RunConfig(algorithm="fedfixmatch", pseudo_label_threshold=1.0)
     # (0, 1) is open, yet γ = 1e-9 labels no sample of any MNIST client: a run that could only end at chance
     with pytest.raises(ConfigError, match="rounds to no labeled sample"):
         RunConfig(labeled_ratio=1e-9)

@@ -43,8 +43,13 @@ def test_a_registered_methods_setting_is_a_field_with_its_rule_and_its_own_ident
     assert RunConfig.from_dict(stronger.to_dict()) == stronger
     with pytest.raises(ConfigError, match=r"^RunConfig.label_smoothing=1.0: must be a finite number within \[0, 1\)$"):
         RunConfig(algorithm="fedavg_smoothed", label_smoothing=1.0)
-    # FedAvg does not read it: no value of it changes a FedAvg run
-    assert RunConfig(algorithm="fedavg", label_smoothing=0.2, **SMALL).run_id == RunConfig(algorithm="fedavg", **SMALL).run_id
+    # FedAvg does not read it: a value for it is refused by name, naming the method that reads it, and a
+    # shared dict holding it builds FedAvg's run without it
+    with pytest.raises(ConfigError, match=r"^RunConfig.label_smoothing=0.2, algorithm='fedavg': fedavg does not read "
+                                          r"label_smoothing \(read by fedavg_smoothed\)"):
+        RunConfig(algorithm="fedavg", label_smoothing=0.2, **SMALL)
+    shared = RunConfig.dropping_unread(algorithm="fedavg", label_smoothing=0.2, **SMALL)
+    assert shared == RunConfig(algorithm="fedavg", **SMALL) and "label_smoothing" not in shared.fields_read()
 
 
 def test_an_unregistered_methods_setting_is_no_field():

@@ -46,6 +46,18 @@ def _server_sgd(cfg, facts):
                 "labels-at-server partition")
 
 
+def _settings_the_algorithm_reads(cfg, facts):
+    """A setting the run's algorithm does not read, given a value other than its default, would be recorded
+    as if it had been used (it changes nothing, so the run id leaves it out): refused, naming who reads it."""
+    for name in sorted(ignored_settings(cfg.algorithm)):
+        value = getattr(cfg, name)
+        if value != facts.defaults[name]:
+            readers = [a for a, cls in ALGORITHMS.items() if name in cls.reads()]
+            return (f"{name}={value!r}, algorithm={cfg.algorithm!r}: {cfg.algorithm} does not read {name} "
+                    f"(read by {', '.join(readers) or 'no registered algorithm'}); leave it at its default "
+                    f"{facts.defaults[name]!r}")
+
+
 def _cohort_trainer(cfg, facts):
     if cfg.trainer == "cohort" and not facts.algorithm.cohort:
         return (f"trainer='cohort', algorithm={cfg.algorithm!r}: {cfg.algorithm} does not support the cohort "
@@ -76,15 +88,16 @@ def _settings(registry: tuple) -> dict[str, Setting]:
 
 
 def config_rules() -> tuple[dict[str, Any], tuple[Callable, ...]]:
-    """The cross-field rules: each class's own (`checks`), then where labels sit, the server's SGD, the
-    cohort trainer and the anchor head. (The settings' own rules are in their declarations.)"""
+    """The cross-field rules: each class's own (`checks`), then the settings it reads, where labels sit, the
+    server's SGD, the cohort trainer and the anchor head. (The settings' own rules are in their declarations.)"""
     checks: list[Callable] = []
     for cls in ALGORITHMS.values():
         for klass in reversed(cls.__mro__):
             for check in vars(klass).get("checks", ()):
                 if check not in checks:
                     checks.append(check)
-    return {}, (*checks, _labels_where_the_algorithm_reads_them, _server_sgd, _cohort_trainer, _projection)
+    return {}, (*checks, _settings_the_algorithm_reads, _labels_where_the_algorithm_reads_them, _server_sgd,
+                _cohort_trainer, _projection)
 
 
 def ignored_settings(algorithm: str) -> frozenset[str]:

@@ -167,7 +167,7 @@ class RunRecorder:
         self.damage = None       # named and moved aside: a second start (a batch's run going on alone) resumes quietly
         cfg, d = self.cfg, self.dir
         self.rows = start.rows
-        atomic_write_text(d / CONFIG, json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        atomic_write_text(d / CONFIG, json.dumps(cfg.fields_read(), indent=2, sort_keys=True))   # what it reads
         if len(self.rows) < cfg.rounds or not (d / ENV).exists():
             env = _environment(cfg, data_digest, batch, executor)
             atomic_write_text(d / ENV, json.dumps(env, indent=2, sort_keys=True))

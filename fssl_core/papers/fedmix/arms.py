@@ -60,7 +60,7 @@ def arms(device: str = "cpu", protocol: str = "narrow", precision: str = "fp32")
                 if arm.split(":")[0] in ("A", "B", "C", "D")}
     if protocol == "narrow":
         fedmix = paper_config("fedmix_fedloss", device, precision, **STREAMING).replace(**NARROW, **WARMUP)
-        sl = paper_config("supervised_server", device, precision, **STREAMING).replace(**NARROW)
+        sl = paper_config("supervised_server", device, precision, **STREAMING, **NARROW)    # τ dropped: SL reads none
         other_network = ("E: BN-free network", "resnet9_fedmatch_narrow")
     else:
         # Fig. 8's cells at the paper protocol follow FedMatch's code's settings (cells.REFERENCE_CODE)

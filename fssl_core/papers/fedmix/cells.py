@@ -111,7 +111,9 @@ def paper_config(method: str, device: str, precision: str = "fp32", **setting) -
     if method not in METHODS:
         raise ConfigError(f"method={method!r}: must be one of {', '.join(METHODS)}")
     algorithm, changes = METHODS[method]
-    return RunConfig(algorithm=algorithm, device=device, precision=precision, **{**SHARED, **setting, **changes})
+    # SHARED holds the semi-supervised methods' τ too, which the supervised baseline does not read
+    return RunConfig.dropping_unread(algorithm=algorithm, device=device, precision=precision,
+                                     **{**SHARED, **setting, **changes})
 
 
 def streaming_cells(profile: Profile, device: str, methods=None, seeds=None, precision: str = "fp32",
