@@ -27,6 +27,7 @@ from typing import Any
 from .config import ConfigError
 from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
+from .job.parameters import check_parameter_types
 from .job.preflight import check_environment, claim_staging, remove_stale_staging
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .report.publish import STAGING_ENV, publish, publish_lock
@@ -85,37 +86,6 @@ def parse_parameters(items: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             parameters[key] = value
     return parameters
-
-
-def check_parameter_types(notebook: str, declared: dict, parameters: dict[str, Any]) -> None:
-    """Each --param value has its parameter's type, read from the default in the notebook's parameters
-    cell: a list where the default is a list or None (None means "the profile's scope" in every
-    notebook here, so null is taken only where the default is None: a notebook whose default is a list
-    iterates over it), with its elements of the type of the default's elements (`datasets=[["mnist"]]`
-    would reach the notebook's loops as an unhashable list); else the default's own type. A name a
-    notebook does not know is its own to refuse (papers' cells.py, a ConfigError)."""
-    for name, value in parameters.items():
-        default = ast.literal_eval(declared[name]["default"])
-        if default is None or isinstance(default, list):
-            kinds = {type(v) for v in default or ()}
-            kind = kinds.pop() if len(kinds) == 1 else None
-            ok = isinstance(value, list) or (value is None and default is None)
-            ok = ok and (kind is None or all(type(v) is kind or (kind is float and type(v) is int) for v in value or ()))
-            of = f" of {'strings' if kind is str else 'numbers' if kind in (int, float) else kind.__name__}" if kind else ""
-            wanted = f"a JSON list{of}" + (" (or null)" if default is None else "")
-            example = f"{name}='{json.dumps(default[:1])}'" if default else f"{name}='[\"...\"]'"
-        elif isinstance(default, bool):
-            ok, wanted, example = isinstance(value, bool), "true or false", f"{name}=true"
-        elif isinstance(default, (int, float)):
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and \
-                (isinstance(default, float) or isinstance(value, int))
-            wanted, example = f"a number like its default {default!r}", f"{name}={default!r}"
-        else:
-            ok, wanted, example = isinstance(value, type(default)), type(default).__name__, f"{name}={default}"
-        if not ok:     # the value as it was typed: JSON (null, not None), a string that is no JSON quoted
-            shown = repr(value) if isinstance(value, str) else json.dumps(value)
-            raise ConfigError(f"reproduce: --param {name}={shown}: {notebook} expects {wanted}, "
-                              f"e.g. --param {example}")
 
 
 def reproduce(profile: str | None = None, only: str | None = None, device: str = "cpu",
@@ -192,7 +162,8 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         if unknown:
             raise ConfigError(f"reproduce: --param {', '.join(unknown)}: not a parameter of {nb.name} "
                               f"(its parameters: {', '.join(declared)})")
-        check_parameter_types(nb.name, declared, parameters)
+        check_parameter_types(nb.name, {k: ast.literal_eval(v["default"]) for k, v in declared.items()},
+                              parameters)
     injected = {**parameters, "profile": profile, "device": device}
     store = RunStore()
     print(f"[reproduce] profile={profile} (from {source}) device={device} data={os.environ['FSSL_DATA']} "

@@ -47,6 +47,10 @@ figures = [2, 3, 4, 6, 7, 8, 9]
 seeds = None
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedanchor_curves")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 

@@ -44,6 +44,10 @@ rounds = None                           # None: the profile's scope (quick: 1, 1
 samples = 2000                          # test images drawn
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedanchor_figure5")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 

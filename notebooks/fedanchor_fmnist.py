@@ -97,6 +97,10 @@ same_views = None                       # None: the profile's scope (headline: n
                                         # server views, fedanchor_weak_server: the comparison without the difference)
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedanchor_fmnist")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 

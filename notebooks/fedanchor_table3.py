@@ -42,6 +42,10 @@ device = "cpu"                          # cpu | cuda
 seeds = None                            # None: the profile's share of seeds 1-3
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedanchor_table3")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 

@@ -32,6 +32,10 @@ device = "cpu"
 model = "resnet18"         # Table 1's network; "wrn28_2" shows the same overhead for Table 2's
 
 # %%
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedanchor_table4")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedanchor
 from fssl_core.profiles import get_profile
 from fssl_core.report.tables import comparison_table, save_notebook_results

@@ -33,6 +33,10 @@ clients = 100
 seed = 1
 
 # %%
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedmix_dirichlet")    # papermill's -p/-y values: declared names, the plan's types
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd

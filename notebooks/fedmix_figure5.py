@@ -32,6 +32,10 @@ device = "cpu"                          # cpu | cuda
 seeds = None                            # None: seed 1
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedmix_figure5")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedmix
 from fssl_core.profiles import get_profile
 

@@ -53,6 +53,10 @@ network = "resnet9_fedmatch"            # paper profile's ResNet-9: resnet9_fedm
                                         # under setting stream_dir0.1_resnet9_bn); quick runs the MNIST CNN
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedmix_streaming_fmnist")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedmix
 from fssl_core.profiles import get_profile
 

@@ -32,6 +32,10 @@ target_accuracy = {"svhn": 85.0, "mnist": 95.0}   # the dotted line (the paper p
 seeds = None
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedsiam_figure5")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 

@@ -34,6 +34,10 @@ mus = None                              # None: the profile's scope (quick and p
 seeds = None
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedsiam_figure6")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 

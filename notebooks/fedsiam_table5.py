@@ -86,6 +86,10 @@ protocol_check_methods = ["fedavg", "fedavg_plus", "fedsem", "fedsiam_pi", "feds
 authors_rows = True
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedsiam_table5")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 

@@ -47,6 +47,10 @@ seeds = None                            # None: the profile's share of the paper
 server_alone_seeds = None               # the server-alone rows' seeds (a few minutes a run); None: seeds
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedsiam_table6")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 

@@ -35,6 +35,10 @@ variants = None                         # None: the profile's scope (quick and p
 seeds = None                            # None: the profile's share of seeds 1234-1237
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedsiam_table7")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import claim_comparisons, fedsiam
 from fssl_core.profiles import get_profile
 

@@ -33,6 +33,10 @@ profile = "quick"      # the profile whose paper-protocol FedSiam-D cell gives t
 device = "cpu"
 
 # %% tags=["plan"]
+from fssl_core.job.parameters import check_notebook
+
+check_notebook(globals(), "fedsiam_tau_curves")    # papermill's -p/-y values: declared names, the plan's types
+
 from fssl_core.papers import fedsiam
 from fssl_core.profiles import get_profile
 

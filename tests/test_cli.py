@@ -153,9 +153,10 @@ BAD_REPRODUCE_INPUTS = [
     # the cells' ValueError, with a traceback
     (["--only", "fedsiam_table7", "--param", 'variants=["nonexistent"]'],
      f"fedsiam_table7.ipynb: variants: 'nonexistent' must be one of {TABLE7_VARIANTS}"),
-    # a TypeError (unhashable type: 'list') in the cells' membership test
+    # a TypeError (unhashable type: 'list') in the cells' membership test: refused by the plan's annotation first
     (["--only", "fedsiam_table7", "--param", 'variants=[["siamese=yes"]]'],
-     f"fedsiam_table7.ipynb: variants: ['siamese=yes'] must be one of {TABLE7_VARIANTS}"),
+     """reproduce: --param variants=[["siamese=yes"]]: fedsiam_table7.ipynb expects a JSON list of strings (or null), """
+     """e.g. --param variants='["..."]'"""),
 ]
 
 

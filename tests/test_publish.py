@@ -15,7 +15,8 @@ import pytest
 from fssl_core.config import ConfigError
 from fssl_core.report.publish import merged_results
 from fssl_core.report.tables import COLUMNS, KEY, read_results
-from fssl_core.reproduce import check_parameter_types, reproduce
+from fssl_core.job.parameters import check_parameter_types
+from fssl_core.reproduce import reproduce
 
 from .conftest import requires_mnist
 
@@ -69,8 +70,7 @@ def test_a_whole_rerun_keeps_the_measured_rows_it_does_not_bring_unless_told_to_
 
 
 def test_param_values_must_have_the_parameters_type():
-    declared = {"datasets": {"default": "None"}, "methods": {"default": '["a"]'}, "samples": {"default": "2000"},
-                "dataset": {"default": '"fashion_mnist"'}}
+    declared = {"datasets": None, "methods": ["a"], "samples": 2000, "dataset": "fashion_mnist"}
     check_parameter_types("nb.ipynb", declared, {"datasets": ["mnist"], "methods": [], "samples": 10, "dataset": "x"})
     check_parameter_types("nb.ipynb", declared, {"datasets": None, "methods": ["b", "c"]})
     # issue 47: null where the default is a list, elements of another type: one line each, not a TypeError
@@ -86,6 +86,12 @@ def test_param_values_must_have_the_parameters_type():
         check_parameter_types("nb.ipynb", declared, {"samples": 2.5})
     with pytest.raises(ConfigError, match=r"--param methods=5"):
         check_parameter_types("nb.ipynb", declared, {"methods": 5})
+    # a list whose default is None takes its elements' type from the plan function's annotation (`kinds`)
+    with pytest.raises(ConfigError, match=re.escape("--param datasets=[1, \"2\"]: nb.ipynb expects a JSON list of "
+                                                    "integers (or null), e.g. --param datasets='[1]'")):
+        check_parameter_types("nb.ipynb", declared, {"datasets": [1, "2"]}, kinds={"datasets": int})
+    with pytest.raises(ConfigError, match=re.escape("--param datasets=[true]: nb.ipynb expects a JSON list of integers")):
+        check_parameter_types("nb.ipynb", declared, {"datasets": [True]}, kinds={"datasets": int})
 
 
 def test_a_narrowing_that_leaves_a_notebook_no_cell_is_refused_before_anything_runs():

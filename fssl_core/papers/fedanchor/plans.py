@@ -7,8 +7,9 @@ from ...profiles import get_profile
 from .cells import CLAIM_METHODS, DIAGNOSTICS, SAME_VIEWS, SAME_VIEWS_METRICS, curve_cells, figure5_configs, fmnist_cells, table_cells
 
 
-def fmnist(profile: str, device: str, *, settings, anchors, methods, diagnostics, seeds, same_views,
-           claim_seeds=None) -> tuple:
+def fmnist(profile: str, device: str, *, settings: list[str] | None, anchors: list[int], methods: list[str] | None,
+           diagnostics: list[str] | None, seeds: list[int] | None, same_views: list[str] | None,
+           claim_seeds: list[int] | None = None) -> tuple:
     """(cells, same_view_cells, probe): the comparison; FedAnchor with SemiFL's server views (the comparison
     without that difference); the diagnostic variants' accuracy cells (DIAGNOSTICS; none at the headline).
     `claim_seeds` (None: `seeds`): the seeds of the methods the claims compare (CLAIM_METHODS and the same-view
@@ -32,23 +33,23 @@ def fmnist(profile: str, device: str, *, settings, anchors, methods, diagnostics
     return cells, same_view_cells, probe
 
 
-def table1(profile: str, device: str, *, seeds) -> list:
+def table1(profile: str, device: str, *, seeds: list[int] | None) -> list:
     return table_cells("table1", get_profile(profile), device, seeds=seeds)
 
 
-def table2(profile: str, device: str, *, seeds) -> list:
+def table2(profile: str, device: str, *, seeds: list[int] | None) -> list:
     return table_cells("table2", get_profile(profile), device, seeds=seeds)
 
 
-def table3(profile: str, device: str, *, seeds) -> list:
+def table3(profile: str, device: str, *, seeds: list[int] | None) -> list:
     return table_cells("table3", get_profile(profile), device, seeds=seeds)
 
 
-def figure5(profile: str, device: str, *, dataset, rounds) -> list:
+def figure5(profile: str, device: str, *, dataset: str, rounds: list[int] | None) -> list:
     return figure5_configs(get_profile(profile), device, dataset=dataset, rounds=rounds)
 
 
-def curves(profile: str, device: str, *, figures, seeds) -> dict:
+def curves(profile: str, device: str, *, figures: list[int], seeds: list[int] | None) -> dict:
     """Figure number -> its [((setting, method, metric), cell)] pairs."""
     return {figure: curve_cells(figure, get_profile(profile), device, seeds=seeds) for figure in figures}
 

@@ -7,7 +7,8 @@ from ...profiles import get_profile
 from .cells import figure4_cells, figure5_cells, figure6_cells, sensitivity_cells, streaming_cells
 
 
-def streaming_fmnist(profile: str, device: str, *, precision, methods, seeds, sensitivity_rows, network) -> tuple:
+def streaming_fmnist(profile: str, device: str, *, precision: str, methods: list[str] | None, seeds: list[int] | None,
+                     sensitivity_rows: list[str] | None, network: str) -> tuple:
     """(cells, sensitivity): the streaming comparison on `network` (the paper profile's ResNet-9); the
     sensitivity rows (none at the headline profile)."""
     run_profile = get_profile(profile)
@@ -15,15 +16,15 @@ def streaming_fmnist(profile: str, device: str, *, precision, methods, seeds, se
             sensitivity_cells(run_profile, device, rows=sensitivity_rows, seeds=seeds))
 
 
-def figure4(profile: str, device: str, *, seeds) -> list:
+def figure4(profile: str, device: str, *, seeds: list[int] | None) -> list:
     return figure4_cells(get_profile(profile), device, seeds=seeds)
 
 
-def figure5(profile: str, device: str, *, seeds) -> list:
+def figure5(profile: str, device: str, *, seeds: list[int] | None) -> list:
     return figure5_cells(get_profile(profile), device, seeds=seeds)
 
 
-def figure6(profile: str, device: str, *, seeds) -> list:
+def figure6(profile: str, device: str, *, seeds: list[int] | None) -> list:
     return figure6_cells(get_profile(profile), device, seeds=seeds)
 
 

@@ -12,8 +12,10 @@ from .cells import (HEADLINE_METHODS, figure5_cells, figure6_cells, paper_protoc
                     table7_cells, table8_cells)
 
 
-def table5(profile: str, device: str, *, datasets, settings, labeled_ratios, methods, seeds, headline_methods,
-           headline_seeds, protocol_check_settings, protocol_check_methods, authors_rows) -> tuple:
+def table5(profile: str, device: str, *, datasets: list[str] | None, settings: list[str] | None,
+           labeled_ratios: list[float] | None, methods: list[str] | None, seeds: list[int] | None,
+           headline_methods: list[str] | None, headline_seeds: list[int], protocol_check_settings: list[str] | None,
+           protocol_check_methods: list[str], authors_rows: bool) -> tuple:
     """(cells, headline_cells, check_cells, optimiser_cells, fixmatch_cells, network_cells, siamese_cells):
     the profile's sweep; the headline cell at the paper's protocol; Non-IID-I at the paper's protocol; the
     authors' optimiser, their Fed(Fix)Match, their network and their siamese computation beside them."""
@@ -51,8 +53,9 @@ def table5(profile: str, device: str, *, datasets, settings, labeled_ratios, met
     return cells, headline_cells, check_cells, optimiser_cells, fixmatch_cells, network_cells, siamese_cells
 
 
-def table6(profile: str, device: str, *, datasets, settings, labeled_ratios, methods, seeds,
-           server_alone_seeds) -> tuple:
+def table6(profile: str, device: str, *, datasets: list[str] | None, settings: list[str] | None,
+           labeled_ratios: list[float] | None, methods: list[str] | None, seeds: list[int] | None,
+           server_alone_seeds: list[int] | None) -> tuple:
     """(cells, server_alone_cells, server_step_cells): the table; the server alone on its labeled set; the
     server's step as the authors' labels-at-server code takes it (MNIST)."""
     run_profile = get_profile(profile)
@@ -67,7 +70,8 @@ def table6(profile: str, device: str, *, datasets, settings, labeled_ratios, met
     return cells, server_alone_cells, server_step_cells
 
 
-def table7(profile: str, device: str, *, datasets, variants, seeds) -> tuple:
+def table7(profile: str, device: str, *, datasets: list[str] | None, variants: list[str] | None,
+           seeds: list[int] | None) -> tuple:
     """(cells, authors_cells): the table; the MNIST cells that sat far above the paper, as the authors' code
     computes them, at the paper's protocol (AUTHORS_SIAMESE_TABLE7): what their measured cause is read from."""
     run_profile = get_profile(profile)
@@ -80,7 +84,8 @@ def table7(profile: str, device: str, *, datasets, variants, seeds) -> tuple:
     return cells, authors_cells
 
 
-def table8(profile: str, device: str, *, datasets, settings, seeds) -> tuple:
+def table8(profile: str, device: str, *, datasets: list[str] | None, settings: list[str] | None,
+           seeds: list[int] | None) -> tuple:
     """(cells, authors_cells): as table7, for Table 8's consistency losses (AUTHORS_SIAMESE_TABLE8)."""
     run_profile = get_profile(profile)
     cells = table8_cells(run_profile, device, datasets=datasets, settings=settings, seeds=seeds,
@@ -92,12 +97,14 @@ def table8(profile: str, device: str, *, datasets, settings, seeds) -> tuple:
     return cells, authors_cells
 
 
-def figure5(profile: str, device: str, *, datasets, settings, methods, seeds) -> list:
+def figure5(profile: str, device: str, *, datasets: list[str] | None, settings: list[str] | None,
+            methods: list[str] | None, seeds: list[int] | None) -> list:
     return figure5_cells(get_profile(profile), device, datasets=datasets, settings=settings, methods=methods,
                          seeds=seeds)
 
 
-def figure6(profile: str, device: str, *, datasets, mus, seeds) -> list:
+def figure6(profile: str, device: str, *, datasets: list[str] | None, mus: list[float] | None,
+            seeds: list[int] | None) -> list:
     return figure6_cells(get_profile(profile), device, datasets=datasets, mus=mus, seeds=seeds)
 
 
