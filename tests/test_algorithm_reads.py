@@ -1,12 +1,14 @@
-"""An algorithm's setting that the run's algorithm does not read leaves the run identity alone (issue 47):
-what each algorithm declares it reads (Algorithm.reads) covers what a short run of it reads, a setting
-outside it leaves the id and the numbers unchanged, and one inside it changes the id."""
+"""An algorithm's setting that the run's algorithm does not read is refused, and left out of the identity: what
+each algorithm declares it reads (Algorithm.reads) covers what a short run of it reads, a setting outside it
+changes no number (so a shared dict may drop it: RunConfig.dropping_unread, the same id), and one inside it
+changes the id."""
 import sys
 
 import pytest
 import torch
 
 from fssl_core.algorithms import ALGORITHMS, algorithm_settings, ignored_settings
+from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig, field_types
 from fssl_core.engine.federation import Federation
 
@@ -66,11 +68,14 @@ def test_what_a_run_reads_of_the_algorithms_settings_is_declared(algorithm):
     assert read <= ALGORITHMS[algorithm].reads(), f"{algorithm} reads {sorted(read - ALGORITHMS[algorithm].reads())} undeclared"
 
 
-def test_a_setting_the_algorithm_ignores_leaves_the_id_and_one_it_reads_changes_it():
+def test_a_setting_the_algorithm_ignores_is_refused_or_dropped_and_one_it_reads_changes_the_id():
     fedavg = RunConfig(algorithm="fedavg")
     assert "tau_mu" in ignored_settings("fedavg") and "tau_mu" not in ignored_settings("fedsiam_d")
-    assert RunConfig(algorithm="fedavg", tau_mu=0.3).run_id == fedavg.run_id
-    assert RunConfig(algorithm="fedavg", pseudo_label_threshold=0.8, fedmatch_helpers=5).run_id == fedavg.run_id
+    with pytest.raises(ConfigError, match=r"^RunConfig.tau_mu=0.3, algorithm='fedavg': fedavg does not read tau_mu "
+                                          r"\(read by fedsiam_d, fedsiam_pi, fedsiam_mt, fedsiam_nosiam\)"):
+        RunConfig(algorithm="fedavg", tau_mu=0.3)
+    assert RunConfig.dropping_unread(algorithm="fedavg", tau_mu=0.3).run_id == fedavg.run_id
+    assert RunConfig.dropping_unread(algorithm="fedavg", pseudo_label_threshold=0.8, fedmatch_helpers=5) == fedavg
     assert RunConfig(algorithm="fedsiam_d", tau_mu=0.3).run_id != RunConfig(algorithm="fedsiam_d").run_id
     assert (RunConfig(algorithm="fedmatch", pseudo_label_threshold=0.8).run_id
             != RunConfig(algorithm="fedmatch").run_id)          # FedMatch reads FedFixMatch's T (reads_also)
@@ -86,7 +91,8 @@ def test_a_setting_the_algorithm_ignores_leaves_the_id_and_one_it_reads_changes_
                                                 ("fedavg", dict(tau_mu=0.3, fedmatch_lambda_l2=1.0, sharpen_temperature=1.0))])
 def test_an_ignored_setting_changes_no_number(algorithm, ignored):
     torch.set_num_threads(1)
-    plain, varied = _config(algorithm), _config(algorithm, **ignored)
+    plain, varied = _config(algorithm), _config(algorithm)
+    varied.__dict__["_settings"].update(ignored)      # past the refusal: what the run would compute with them
     assert set(ignored) <= ignored_settings(algorithm) and plain.run_id == varied.run_id
     (state_a, rows_a), (state_b, rows_b) = _train(plain), _train(varied)
     assert rows_a == rows_b

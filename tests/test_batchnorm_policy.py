@@ -166,7 +166,8 @@ def test_each_algorithms_loss_computes_its_targets_with_its_references_statistic
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(Context, "target", recording)
-    algo = ALGORITHMS[name](RunConfig(algorithm=name, partition="server_iid", pseudo_label_threshold=0.5), ctx)
+    cfg = RunConfig.dropping_unread(algorithm=name, partition="server_iid", pseudo_label_threshold=0.5)
+    algo = ALGORITHMS[name](cfg, ctx)
     state = algo.init_state({k: v.clone() for k, v in tensors.items()})
     nets = algo.client_init(algo.download(state, 1, 0), DataView(torch.arange(0), torch.arange(64)))
     algo.loss(nets, batch, Step(round=1, local_step=0, local_steps=1))

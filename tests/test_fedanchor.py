@@ -270,8 +270,9 @@ def test_the_evaluated_model_of_every_method_has_the_statistics_of_the_anchors(m
     right after pre-training."""
     monkeypatch.setitem(MODELS, "wrn28_2", _TinyWRN)
     cfg = fedanchor.paper_config(method, "cpu", dataset="fashion_mnist", model="wrn28_2", dirichlet_alpha=0.1,
-                                 server_labeled=50).replace(clients=10, clients_per_round=2, rounds=1, local_epochs=1,
-                                                            pretrain_epochs=1, resplit_train=600, resplit_test=100)
+                                 server_labeled=50)
+    cfg = RunConfig.dropping_unread(**{**cfg.to_dict(), **dict(clients=10, clients_per_round=2, rounds=1, local_epochs=1,
+                                                               pretrain_epochs=1, resplit_train=600, resplit_test=100)})
     fed = Federation.build(cfg)
     algo, anchors = fed.algorithm, fed.server_view.labeled
     downloaded = []        # copies: a model no client trained is the one the server then trains in place

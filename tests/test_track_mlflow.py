@@ -48,7 +48,7 @@ def _steps(client, run, key):
 
 @requires_mnist
 def test_a_tracked_run_logs_each_round_as_it_ends_and_its_summary_at_the_end(tmp_path, tracker):
-    cfg = TINY.replace(tau_curve="rectangle")            # a FedSiam setting, which FedAvg does not read
+    cfg = TINY                       # FedAvg: the FedSiam settings it does not read (tau_curve) are no params
     store = RunStore(tmp_path)
     before = time.time()
     result = train(cfg, store, progress=False, tracker=tracker)
@@ -87,7 +87,7 @@ def test_a_tracked_run_logs_each_round_as_it_ends_and_its_summary_at_the_end(tmp
     assert run.data.tags["mlflow.runName"] == describe(cfg)
     assert {f.path for f in client.list_artifacts(run.info.run_id)} == {"result.json", "env.json"}
     # tracking is no part of the run: its config.json and identity are those of an untracked run
-    assert json.loads((store.dir(cfg) / "config.json").read_text()) == cfg.to_dict()
+    assert json.loads((store.dir(cfg) / "config.json").read_text()) == cfg.fields_read()
     assert cfg.run_id == TINY.run_id
 
 
@@ -207,3 +207,21 @@ def test_reproduce_logs_each_notebooks_figures(tmp_path, tracker, monkeypatch):
     assert run.data.tags["fssl.profile"] == "smoke"
     assert [f.path for f in client.list_artifacts(run.info.run_id, "results/smoke/figures")] == [
         "results/smoke/figures/tiny.png"]
+
+
+@pytest.mark.parametrize("bad_uri, said", [
+    ("http://127.0.0.1:9", "MLflow cannot use it (API request to http://127.0.0.1:9"),
+    ("sqlite:////nonexistent-folder/m.db", "MLflow cannot use it (its folder /nonexistent-folder does not exist)"),
+])
+def test_an_unusable_tracking_uri_is_refused_in_one_line_within_seconds(bad_uri, said, monkeypatch):
+    """MLflow's own retries take ~5 minutes to give up on a server that is not there; the first contact is
+    given seconds (mlflow_fields.FIRST_CONTACT), and the user's MLFLOW_HTTP_* settings stay as they were."""
+    from fssl_core.config import ConfigError
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as err:
+        MlflowTracker(bad_uri, experiment="fssl")
+    assert time.monotonic() - started < 10
+    assert f"--track-uri {bad_uri!r}: {said}" in str(err.value) and "\n" not in str(err.value)
+    import os
+    assert "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ

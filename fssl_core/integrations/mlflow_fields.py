@@ -17,8 +17,10 @@ each value is logged once however often training or an export stops and starts a
 from __future__ import annotations
 
 import json
+import os
 import math
 import subprocess
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,12 +56,46 @@ def connect(uri: str, experiment: str, who: str, flags: tuple[str, str] = ("--ur
     from mlflow import MlflowClient
     if not experiment.strip():
         raise ConfigError(f"{who}: {flags[1]} {experiment!r}: empty; give the experiment a name")
+    _check_sqlite_writable(uri, who, flags[0])
     try:
-        client = MlflowClient(tracking_uri=uri)
-        return client, _experiment_id(client, experiment, uri)
+        with first_contact():
+            client = MlflowClient(tracking_uri=uri)
+            return client, _experiment_id(client, experiment, uri)
     except Exception as err:      # MLflow's many exceptions for a URI it cannot use (scheme, path, server)
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ConfigError(f"{who}: {flags[0]} {uri!r}: MLflow cannot use it ({first[:200]})") from None
+
+
+# The first contact with a tracking server answers within seconds: MLflow's own defaults (7 retries with
+# exponential backoff, a 120 s timeout) take ~5 minutes to give up on a server that is not there. Its
+# environment variables, where the user set them, win; later requests keep MLflow's defaults (a transient
+# failure mid-training is retried as MLflow users expect).
+FIRST_CONTACT = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+
+
+@contextmanager
+def first_contact():
+    unset = [k for k in FIRST_CONTACT if k not in os.environ]
+    os.environ.update({k: FIRST_CONTACT[k] for k in unset})
+    try:
+        yield
+    finally:
+        for k in unset:
+            os.environ.pop(k, None)
+
+
+def _check_sqlite_writable(uri: str, who: str, flag: str) -> None:
+    """A sqlite tracking file MLflow could not write (a read-only file or folder) is refused at once: MLflow
+    itself retries its schema migration for minutes before it fails."""
+    if not uri.startswith("sqlite:///"):
+        return
+    path = Path(uri[len("sqlite:///"):]).expanduser()
+    folder = path.parent if str(path.parent) else Path(".")
+    problem = (f"its folder {folder} does not exist" if not folder.is_dir() else
+               f"{path} is not writable" if path.exists() and not os.access(path, os.W_OK) else
+               f"its folder {folder} is not writable" if not os.access(folder, os.W_OK) else None)
+    if problem:
+        raise ConfigError(f"{who}: {flag} {uri!r}: MLflow cannot use it ({problem})")
 
 
 def _experiment_id(client, name: str, uri: str) -> str:
