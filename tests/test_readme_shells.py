@@ -1,4 +1,4 @@
-"""Every shell block of the README pastes into bash and into zsh (macOS's default shell) as written: a block
+"""Every shell block of the README (and of every README and docs page beside it) pastes into bash and into zsh (macOS's default shell) as written: a block
 holds commands only, since an interactive zsh reads `#` as a word, not a comment (INTERACTIVE_COMMENTS is off),
 so `make reproduce   # each paper's ...` leaves a `quote>` prompt and `partition ... # counts` an argument '#'.
 Each block is parsed by bash (`bash -n`) and split into words by zsh as its interactive line editor would
@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCKS = re.findall(r"```(?:bash|sh|shell|console)\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fssl_core").rglob("README.md")),
+         *sorted((ROOT / "measurements").rglob("README.md")), *sorted((ROOT / "flower-app").rglob("README.md"))]
+BLOCKS = [block for page in PAGES for block in re.findall(r"```(?:bash|sh|shell|console)\n(.*?)```", page.read_text(), re.S)]
 
 
 def test_the_readme_has_shell_blocks():
-    assert len(BLOCKS) >= 4
+    assert len(BLOCKS) >= 10
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.splitlines()[0][:40] for b in BLOCKS])

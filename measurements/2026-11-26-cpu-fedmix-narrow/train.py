@@ -20,7 +20,7 @@ ARMS = {
         **NARROW, fedmix_warmup_rounds=6),
     "FedMix-FedLoss, ȳ from received ω_t": paper_config("fedmix_fedloss", "cpu", **STREAMING).replace(
         **NARROW, fedmix_warmup_rounds=6, fedmix_teacher="received"),
-    "SL": paper_config("supervised_server", "cpu", **STREAMING).replace(**NARROW),
+    "SL": paper_config("supervised_server", "cpu", **STREAMING, **NARROW),     # τ dropped: SL reads none
 }
 
 
