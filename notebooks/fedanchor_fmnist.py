@@ -117,7 +117,8 @@ import pandas as pd
 from fssl_core.papers import display_names
 from fssl_core.report.plots import round_curves, save_figure
 from fssl_core.report.tables import round_curves as curves_of
-from fssl_core.report.tables import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import comparison_table, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 claims = fedanchor.fmnist_claims(results) if {"fedanchor", "semifl"} <= set(results.method) else results.iloc[:0]

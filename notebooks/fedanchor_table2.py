@@ -58,7 +58,8 @@ cells = fedanchor.plans.table2(profile, device, seeds=seeds)
 import pandas as pd
 
 from fssl_core.report.plots import paper_vs_reproduced
-from fssl_core.report.tables import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import comparison_table, save_notebook_results
 
 results = pd.concat([reproduce_cells(cells, run_profile, device),
                      fedanchor.not_implemented_rows("table2", run_profile, device)], ignore_index=True)

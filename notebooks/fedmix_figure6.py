@@ -45,7 +45,9 @@ run_profile = get_profile(profile)
 cells = fedmix.plans.figure6(profile, device, seeds=seeds)
 
 # %%
-fedmix.reproduce_cifar_figure("fedmix_figure6", cells, run_profile, device)
+from fssl_core.job.cells import reproduce_cells
+
+fedmix.publish_cifar_figure("fedmix_figure6", reproduce_cells(cells, run_profile, device), run_profile)
 
 # %%
 fedmix.draw_cifar_figure("fedmix_figure6", cells, run_profile, device)

@@ -72,7 +72,8 @@ import pandas as pd
 from fssl_core.papers import display_names
 from fssl_core.report.plots import save_figure
 from fssl_core.report.tables import round_curves as curves_of
-from fssl_core.report.tables import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import comparison_table, save_notebook_results
 
 # the rows name the precision of CUDA runs beside the device ("cuda tf32"); each run's env.json holds the rest
 results = reproduce_cells(cells, run_profile, device if precision == "fp32" else f"{device} {precision}")

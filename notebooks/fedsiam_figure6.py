@@ -48,7 +48,9 @@ cells = fedsiam.plans.figure6(profile, device, datasets=datasets, mus=mus, seeds
 
 # %%
 from fssl_core.report.plots import accuracy_vs_mu, save_figure
-from fssl_core.report.tables import comparison_table, dataset_available, reproduce_cells, save_notebook_results
+from fssl_core.data.datasets import dataset_available
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import comparison_table, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 save_notebook_results(results, "fedsiam_figure6", run_profile)

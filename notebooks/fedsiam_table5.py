@@ -108,7 +108,8 @@ paper_protocol_profile = run_profile.at_paper_protocol()
 import pandas as pd
 
 from fssl_core.report.plots import paper_vs_reproduced
-from fssl_core.report.tables import comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import comparison_table, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 comparison_table(results)

@@ -66,7 +66,8 @@ cells, server_alone_cells, server_step_cells = fedsiam.plans.table6(profile, dev
 import pandas as pd
 
 from fssl_core.report.plots import paper_vs_reproduced
-from fssl_core.report.tables import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import claim_verdicts, comparison_table, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 claims = fedsiam.table6_claims(results)

@@ -51,7 +51,8 @@ cells, authors_cells = fedsiam.plans.table7(profile, device, datasets=datasets, 
 import pandas as pd
 
 from fssl_core.report.plots import paper_vs_reproduced
-from fssl_core.report.tables import claim_verdicts, comparison_table, reproduce_cells, save_notebook_results
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import claim_verdicts, comparison_table, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
 authors_results = reproduce_cells(authors_cells, run_profile.at_paper_protocol(), device)

@@ -230,6 +230,20 @@ ENGINE = ("fssl_core.engine", "fssl_core.learning.training", "fssl_core.learning
           "fssl_core.data")
 
 
+def _reports_that_train(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((m, d) for m, deps in graph.items() if m == "fssl_core.report" or m.startswith("fssl_core.report.")
+                  for d in deps if d.startswith(("fssl_core.executors", *ENGINE)))
+
+
+def test_the_report_only_reads_and_the_check_finds_a_planted_import():
+    """Reports turn stored results and published rows into tables, claims and figures; training is entered from
+    the job (job/cells.py), which notebooks and the CLI call. An import of an executor or of the engine (or of
+    the data, which a report never loads) from report/ fails here."""
+    assert _reports_that_train(import_graph()) == []
+    planted = {**import_graph(), "fssl_core.report.tables": {"fssl_core.executors", "fssl_core.store"}}
+    assert _reports_that_train(planted) == [("fssl_core.report.tables", "fssl_core.executors")]
+
+
 def test_the_store_persists_and_proves_and_never_imports_the_engine():
     """The trainer owns the rounds (engine/trainer.py); the store only writes and checks a run's files."""
     graph = import_graph()

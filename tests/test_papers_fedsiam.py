@@ -5,7 +5,8 @@ import pytest
 from fssl_core.run_config import RunConfig
 from fssl_core.papers import claim_comparisons, fedsiam, paper_values
 from fssl_core.profiles import PROFILES
-from fssl_core.report.tables import Cell, reproduce_cells, round_curves
+from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.tables import Cell, round_curves
 from fssl_core.store import RunStore
 
 from .fake_runs import fake_finished_run, row
@@ -73,7 +74,7 @@ def _fake_finished_run(store: RunStore, cfg: RunConfig, accuracies: list[float],
 
 
 def test_cells_read_their_metric_and_curves_average_the_seeds(tmp_path, monkeypatch):
-    monkeypatch.setattr("fssl_core.report.tables.dataset_available", lambda name: True)   # the runs are faked: no data read
+    monkeypatch.setattr("fssl_core.job.cells.dataset_available", lambda name: True)   # the runs are faked: no data read
     store = RunStore(tmp_path)
     a, b = RunConfig(rounds=2, seed=1), RunConfig(rounds=2, seed=2)
     _fake_finished_run(store, a, [50.0, 90.0], 3_000_000)

@@ -452,8 +452,9 @@ def test_a_finite_blow_up_at_chance_is_not_ok_but_keeps_its_value(tmp_path, monk
     assert diverged["status"] == "diverged" and diverged["accuracy"] is None
     # the report shows an at-chance run's value and flags its row
     from fssl_core.profiles import PROFILES
-    from fssl_core.report.tables import Cell, reproduce_cells
-    monkeypatch.setattr("fssl_core.report.tables.dataset_available", lambda name: True)
+    from fssl_core.job.cells import reproduce_cells
+    from fssl_core.report.tables import Cell
+    monkeypatch.setattr("fssl_core.job.cells.dataset_available", lambda name: True)
     store = RunStore(tmp_path / "runs")
     a, b = CFG.replace(rounds=2, seed=1), CFG.replace(rounds=2, seed=2)
     fake_finished_run(store, a, rows)

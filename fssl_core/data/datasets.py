@@ -28,6 +28,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -480,3 +481,20 @@ def _resplit_data(data: ImageData, train_size: int, test_size: int, seed: int) -
     train_idx, test_idx = (torch.as_tensor(i, device=x.device) for i in (train_idx, test_idx))
     return ImageData(data.name, x[train_idx], y[train_idx], x[test_idx], y[test_idx], data.num_classes,
                      data.mean, data.std, data.digest)
+
+
+@functools.lru_cache(maxsize=None)
+def unavailable_reason(name: str) -> str | None:
+    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can."""
+    try:
+        return load_dataset(name) and None
+    except DatasetUnavailable as err:
+        return str(err).splitlines()[0]
+
+
+@functools.lru_cache(maxsize=None)
+def dataset_available(name: str) -> bool:
+    """Whether `name` loads here; where not, says why once, on stderr (a notebook's output)."""
+    if unavailable_reason(name):
+        print(f"needs-data: {unavailable_reason(name)}", file=sys.stderr)
+    return unavailable_reason(name) is None

@@ -26,7 +26,8 @@ from ..config import ConfigError
 from ..run_config import RunConfig
 from ..paths import project_root
 from ..executors.progress import wall_seconds
-from ..report.tables import Cell, read_results, unavailable_reason
+from ..data.datasets import unavailable_reason
+from ..report.tables import Cell, read_results
 from ..store import RunStore
 
 GUESS_SECONDS_PER_ROUND = 3.0    # a quick MNIST round of one E = 1 method on one core, when nothing better is known

@@ -2,8 +2,9 @@
 
 A table cell is a `Cell`: the paper's coordinates (paper, table, setting, labeled, dataset,
 method, metric), the value the paper printed there and the RunConfigs (one per seed) that reproduce
-it. `reproduce_cells` runs the configs through the run store and returns one row per cell with the
-paper's value beside the mean and standard deviation of ours. A cell's paper value comes from its
+it. `measured_row` turns a cell's finished runs into its row, the paper's value beside the mean and
+standard deviation of ours; what trains them is the job's (job/cells.py: reproduce_cells). Nothing here
+trains or loads data: a report reads the store and the published rows. A cell's paper value comes from its
 paper's values CSV (fssl_core/papers/<paper>/), never typed into a notebook.
 
 Nothing here knows a paper: what is particular to one (its cells, the causes of its far cells, its
@@ -11,10 +12,8 @@ display names) is passed in by the caller.
 """
 from __future__ import annotations
 
-import functools
 import glob
 import math
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -26,8 +25,6 @@ from .claim_words import verdict_words
 from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURED, TESTED, UNTESTED, WITHIN_NOISE,
                          Comparison, Verdict, holm)
 from ..run_config import RunConfig
-from ..data.datasets import DatasetUnavailable, load_dataset
-from ..executors import run_all
 from ..paths import project_root, results_dir
 from ..profiles import REDUCED, Profile
 from ..store import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text
@@ -49,26 +46,6 @@ class Cell:
     metric: str = "accuracy"
     paper_runs: int = 1          # runs the paper averaged; fewer finished runs make the row "reduced"
     paper_value: float | None = None    # what the paper printed at these coordinates; None where nothing
-
-
-@functools.lru_cache(maxsize=None)
-def unavailable_reason(name: str) -> str | None:
-    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can."""
-    try:
-        load_dataset(name)
-        return None
-    except DatasetUnavailable as err:
-        return str(err).splitlines()[0]
-
-
-@functools.lru_cache(maxsize=None)
-def dataset_available(name: str) -> bool:
-    """Whether `name` loads here; where not, says why once (a notebook's output; the job's plan, which says it
-    in its own line, asks unavailable_reason)."""
-    reason = unavailable_reason(name)
-    if reason:
-        print(f"needs-data: {reason}", file=sys.stderr)
-    return reason is None
 
 
 # How a cell's metric is read from a finished run. Bytes are the run's totals over all rounds.
@@ -116,28 +93,7 @@ def _round_mean(result: RunResult, key: str, last: int | None = None) -> float |
     return float(np.mean(values)) if values else None
 
 
-def reproduce_cells(cells: Sequence[Cell], profile: Profile, device: str,
-                    store: RunStore | None = None, progress: bool = True) -> pd.DataFrame:
-    """Run every cell's configs (cached runs are read back) and tabulate paper vs reproduced,
-    reading each cell's metric through METRICS: the mean over seeds and their sample standard
-    deviation (ddof = 1; NaN with one seed).
-
-    All cells' runs go to the executor at once, so they run side by side on the available cores."""
-    for cell in cells:
-        if cell.metric not in METRICS:
-            raise ValueError(f"Cell.metric={cell.metric!r}: must be one of {', '.join(METRICS)}")
-    run_all([cfg for cell in cells if dataset_available(cell.dataset) for cfg in cell.configs],
-            store=store, progress=progress)
-    rows = []
-    for cell in cells:
-        if not dataset_available(cell.dataset):
-            rows.append({**_row_of(cell, profile, device), "status": NEEDS_DATA})
-            continue
-        rows.append(measured_row(cell, run_all(cell.configs, store=store, progress=progress), profile, device))
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def _row_of(cell: Cell, profile: Profile, device: str) -> dict:
+def row_of(cell: Cell, profile: Profile, device: str) -> dict:
     return {"paper": cell.paper, "table": cell.table, "setting": cell.setting, "labeled": cell.labeled,
             "dataset": cell.dataset, "method": cell.method, "metric": cell.metric, "paper_value": cell.paper_value,
             "reproduced_value": math.nan, "reproduced_std": math.nan, "n_runs": 0,
@@ -147,7 +103,7 @@ def _row_of(cell: Cell, profile: Profile, device: str) -> dict:
 def measured_row(cell: Cell, results: Sequence[RunResult], profile: Profile, device: str) -> dict:
     """A cell's results row from its finished runs (`results`, one a config): the metric's mean and sample std over
     the measured runs, rounded as published, the runs named, and the status its worst run gives."""
-    row = _row_of(cell, profile, device)
+    row = row_of(cell, profile, device)
     # an at-chance run (store/summary.py) is a measurement: its value counts, and the row says "at-chance"
     values = [METRICS[cell.metric](r) for r in results if r.status in MEASURED]
     values = [v for v in values if v is not None]

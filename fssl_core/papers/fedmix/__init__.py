@@ -12,7 +12,7 @@ from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTI
                     paper_value, sensitivity_cells, streaming_cells)
 from .cells import DISPLAY_NAMES
 from .claims import CLAIM_SOURCES, cifar_claims, streaming_claims, streaming_rounds
-from .figures import draw_cifar_figure, reproduce_cifar_figure, streaming_figure
+from .figures import draw_cifar_figure, publish_cifar_figure, streaming_figure
 
 # The sentence introducing each of the papers' tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {

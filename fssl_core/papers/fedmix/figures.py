@@ -1,4 +1,4 @@
-"""The FedMix figure notebooks' shared steps: run a figure's cells with its claims, and draw its curves."""
+"""The FedMix figure notebooks' shared steps: publish a figure's measured cells with its claims, draw its curves."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -8,14 +8,15 @@ import pandas as pd
 
 from ...report.plots import round_curves as plot_round_curves, save_figure
 from ...profiles import PROFILES, Profile
-from ...report.tables import Cell, comparison_table, dataset_available, reproduce_cells, round_curves, save_notebook_results
+from ...data.datasets import dataset_available
+from ...report.tables import Cell, comparison_table, round_curves, save_notebook_results
 from .cells import DISPLAY_NAMES, NETWORKS, PAPER, streaming_cells
 from .claims import cifar_claims
 
 
-def reproduce_cifar_figure(notebook: str, cells: list[Cell], profile: Profile, device: str) -> pd.DataFrame:
-    """Run a CIFAR-10 figure's cells, add its claims, save results/<notebook>.csv; the comparison table."""
-    results = reproduce_cells(cells, profile, device)
+def publish_cifar_figure(notebook: str, results: pd.DataFrame, profile: Profile) -> pd.DataFrame:
+    """A CIFAR-10 figure's measured cells (job.cells.reproduce_cells' rows) with its claims, saved as
+    results/<notebook>.csv; the comparison table."""
     frame = pd.concat([results, cifar_claims(results)], ignore_index=True)
     save_notebook_results(frame, notebook, profile)
     return comparison_table(frame)

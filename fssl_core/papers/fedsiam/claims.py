@@ -154,7 +154,7 @@ def _claim_rows(table: str, coordinates: tuple[str, str, str], claims: list, fir
     standard error over seeds, n_runs the fewest seeds among the comparison's cells. A claim is stated only
     where all its cells were measured (e.g. every baseline), so a slice of a table never states it on part
     of the evidence; profile and device are those of the table's row `first`, and so is the status unless a
-    cell has fewer than the paper's runs (then "reduced", as that cell is: report.reproduce_cells)."""
+    cell has fewer than the paper's runs (then "reduced", as that cell is: job.cells.reproduce_cells)."""
     setting, labeled, dataset = coordinates
     rows = []
     for method, metric, a, b, comparison in claims:
