@@ -170,8 +170,8 @@ def test_flwr_run_trains_the_app_into_the_store(tmp_path):
 
 def _summary(summary: dict) -> dict:
     """result.json less what differs by where and when it ran: times, the directory, and the digests of files
-    that hold times (metrics.jsonl's seconds, the checkpoint's rows)."""
-    varying = {"seconds", "seconds_per_round", "run_dir", "metrics_digest", "checkpoint_sha256", "digest"}
+    that hold times or the executor (metrics.jsonl's seconds, the checkpoint's rows, env.json's `executor`)."""
+    varying = {"seconds", "seconds_per_round", "run_dir", "metrics_digest", "checkpoint_sha256", "digest", "env_digest"}
     return {k: v for k, v in summary.items() if k not in varying}
 
 
