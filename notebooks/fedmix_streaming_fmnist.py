@@ -170,7 +170,7 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # the small MNIST CNN (50 rounds), and whether a network's averaged predictions pass τ = 0.8 early is
 # exactly what decides FedMix; the paper-protocol run needs a GPU, so the claims stay untested there.
 #
-# **BatchNorm (issue 44).** ResNet-9's pseudo-labels do pass τ, and at the paper protocol (an H200,
+# **BatchNorm.** ResNet-9's pseudo-labels do pass τ, and at the paper protocol (an H200,
 # 2026-11-26, before the fix) they were wrong: from round 7 on, clients masked 86-99% of their samples
 # while only 6% were masked and right, from a global model at 55-78%. The pseudo-label ȳ was computed
 # in train mode, where BatchNorm normalises a client's batch with that batch's own statistics; on a
@@ -188,7 +188,7 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # FedMix-FedFreq (76.7%) stay below SL (79.85%). FedMatch's run stopped at round 145 of 150 when the
 # GPU's time ran out (best 83.8% at round 140), so it has no paper row.
 #
-# **What is left of it (issue 44, a narrow copy on a CPU: ResNet-9 at 1/8 width,
+# **What is left of it (a narrow copy on a CPU: ResNet-9 at 1/8 width,
 # `measurements/2026-11-26-cpu-fedmix-narrow/`).** Within a client's round ψ's trained forwards move its
 # BatchNorm running statistics toward the client's skewed batches, and ȳ from ψ follows them: its accuracy
 # falls with the step while the received ω_t's does not. Reading Eq. 8's ψ_t^k as the received model

@@ -294,3 +294,11 @@ def test_package_code_carries_no_history():
     found = [f"{name}:{i}: {line.strip()}" for name, path in _modules().items()
              for i, line in enumerate(path.read_text().splitlines(), 1) if HISTORY.search(line)]
     assert found == []
+
+
+def test_tests_and_notebooks_say_what_they_check_not_which_issue_asked():
+    """A reader of a test or a notebook has the code and the papers, not the project's issue tracker."""
+    pattern = re.compile(r"\b[Ii]ssues? ?#?\d+")
+    files = [*sorted((PACKAGE.parent / "tests").glob("*.py")), *sorted((PACKAGE.parent / "notebooks").glob("*.py"))]
+    named = [f"{f.name}:{n}" for f in files for n, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
+    assert named == [], f"issue numbers in {named}"

@@ -1,4 +1,4 @@
-"""The BatchNorm policy of targets (algorithms/base.py, Context.target; issues 44 and 60): a target the loss holds
+"""The BatchNorm policy of targets (algorithms/base.py, Context.target): a target the loss holds
 constant is computed as the method's reference code computes it, with the running statistics (eval mode,
 updating none of them) or the batch's own (train mode); the trained forward keeps the batch's statistics."""
 import ast
@@ -74,7 +74,7 @@ def test_a_target_normalises_with_the_running_statistics_and_updates_none():
 
 
 def test_fedmix_pseudo_labels_of_a_skewed_client_come_from_the_running_statistics():
-    """Fails on the train-mode ȳ (before issue 44): the batch's statistics turn about half of this
+    """Fails on the train-mode ȳ (the reading before this policy): the batch's statistics turn about half of this
     class-3 client's confident pseudo-labels into class 7 (masked-correct ≈ 0.5)."""
     model, ctx, tensors = network()
     batch, _ = skewed_client()
@@ -102,7 +102,7 @@ def test_no_algorithm_computes_a_target_around_the_policy():
 
 
 def test_fedmix_trained_psi_carries_its_batches_statistics_into_its_pseudo_labels_and_the_received_omega_not():
-    """Issue 44's remaining cause: ψ's trained forwards (train mode) move its running statistics toward the
+    """A remaining cause: ψ's trained forwards (train mode) move its running statistics toward the
     skewed client's batch statistics, so within a round ȳ from ψ as trained (eval mode, its own running
     statistics) drifts as the train-mode ȳ did; ȳ from the received ω_t ('received') keeps ω_t's statistics.
     Here 30 trained forwards take the running mean from -1 to -0.04: the class-3 client's pseudo-labels from
@@ -175,7 +175,7 @@ def test_each_algorithms_loss_computes_its_targets_with_its_references_statistic
 
 
 def test_fedmatch_local_pseudo_labels_of_a_skewed_client_come_from_the_running_statistics_as_fedmixs():
-    """Fails on the joint trained forward's pseudo-label (before issue 60's reading): with the batch's statistics
+    """Fails on the joint trained forward's pseudo-label (the reading before this policy's): with the batch's statistics
     only 23% of this class-3 client's samples pass τ (20% passing and right). On a BN-free network FedMatch still
     reads them off the joint forward (the same floats: no extra forward)."""
     model, ctx, tensors = network()

@@ -110,7 +110,7 @@ def test_run_refuses_a_bad_value_a_missing_data_set_and_a_missing_device(tmp_pat
     assert capsys.readouterr().err.startswith("error: RunConfig.device='cuda': no CUDA device is available here")
 
 
-# Issue 47's held-out bad inputs: each is refused by RunConfig before any data is read, so `run` needs no data set.
+# Held-out bad inputs a user tried: each is refused by RunConfig before any data is read, so `run` needs no data set.
 # (arguments after `run`, the one line printed on stderr); each exits 2 without a traceback.
 BAD_RUN_INPUTS = [
     # values the float32 trainer cannot represent (torch: "value cannot be converted to type float without overflow")
@@ -176,7 +176,7 @@ def test_partition_needs_no_algorithm_and_a_split_the_data_refuse_is_an_error(ti
 
 
 def test_the_profile_flag_wins_over_fssl_profile_and_the_job_says_where_its_profile_came_from(monkeypatch):
-    """Issue 47: $FSSL_PROFILE=quick silently overrode --profile smoke, so a smoke command could rewrite the
+    """$FSSL_PROFILE=quick once silently overrode --profile smoke, so a smoke command could rewrite the
     committed tables. The job's profile is decided in one place (profiles.job_profile)."""
     from fssl_core.profiles import job_profile
     monkeypatch.setenv("FSSL_PROFILE", "quick")

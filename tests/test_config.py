@@ -45,7 +45,7 @@ def test_strings_from_the_command_line_are_converted_by_field_type():
 INT_FIELDS = [name for name, kind in field_types().items() if kind is int]
 
 
-# issue 47: Python's int() and float() take '1_0' (10) and other scripts' digits ('٣' is 3, '٠.١' is 0.1)
+# Python's int() and float() take '1_0' (10) and other scripts' digits ('٣' is 3, '٠.١' is 0.1)
 @pytest.mark.parametrize("text", ["1_0", "٣", "٠.١", " 3", "0x10", "1e1_0"])
 def test_numbers_from_the_command_line_are_ascii_digits_only(text):
     for name, kind in [*((n, "int") for n in INT_FIELDS), *((n, "float") for n in FLOAT_FIELDS)]:
@@ -114,7 +114,7 @@ def test_every_float_field_refuses_nan_and_infinities_naming_field_value_and_int
     ({"seed": 2**63}, "RunConfig.seed=9223372036854775808: must be an integer within [0, 9223372036854775807]"),
     ({"weight_decay": 10**400}, "RunConfig.weight_decay=1000000000"),     # an int beyond any float: shortened
     ({"weight_decay": 10**5000}, "RunConfig.weight_decay=<an int of 16610 bits>: must be a finite number within [0, 3.4e38]"),
-    # issue 47: beyond float32 the trainer raised "value cannot be converted to type float without overflow"
+    # beyond float32 the trainer once raised "value cannot be converted to type float without overflow"
     ({"lr": 1e39}, "RunConfig.lr=1e+39: must be a finite number within [1e-7, 3.4e38]"),
     ({"weight_decay": 3.5e38}, "RunConfig.weight_decay=3.5e+38: must be a finite number within [0, 3.4e38]"),
     ({"fedmatch_lambda_l2": 1e300}, "RunConfig.fedmatch_lambda_l2=1e+300: must be a finite number within [0, 3.4e38]"),
@@ -129,7 +129,7 @@ def test_single_field_bounds(changes, message):
 
 
 def test_every_float_field_holds_a_float32():
-    """The trainer computes in float32: no float field accepts what float32 cannot hold (issue 47)."""
+    """The trainer computes in float32: no float field accepts what float32 cannot hold."""
     import numpy as np
     for name in FLOAT_FIELDS:
         interval = field_intervals()[name]
@@ -202,7 +202,7 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
     (dict(resplit_train=65_000, resplit_test=6_000),
      "RunConfig.resplit_train=65000, resplit_test=6000: draw 71000 samples from mnist's 70000"),
     (dict(resplit_train=1000), "RunConfig.resplit_train=1000, resplit_test=0: set both"),
-    # issue 47: accepted but meaningless
+    # once accepted, but meaningless
     (dict(resplit_train=1000, resplit_test=1),
      "RunConfig.resplit_test=1, dataset='mnist': must be at least 100, 10 test samples for each of its 10 classes "
      "(below it one sample is over 1 accuracy point; resplit_test=1 scores 0% or 100%)"),

@@ -188,7 +188,7 @@ def _linked_mnist(tmp_path, leave_out: str | None = None) -> tuple[Path, Path]:
 
 
 def test_real_mnist_with_altered_train_labels_is_refused(tmp_path):
-    """Issue 47: MNIST with 30% of its train labels altered trained under the clean run's id, status ok."""
+    """MNIST with 30% of its train labels altered once trained under the clean run's id, status ok."""
     real, raw = _linked_mnist(tmp_path, leave_out='train-labels-idx1-ubyte')
     labels = np.frombuffer((real / 'train-labels-idx1-ubyte').read_bytes(), np.uint8).copy()
     altered = np.random.default_rng(0).random(len(labels) - 8) < 0.3

@@ -1,6 +1,6 @@
 """A table's figure shows the table beside it: each committed table figure carries the digest of the published
 rows it was drawn from (PNG text chunk, plots.save_figure), and it equals the digest of the committed CSV's rows
-(issue 43: fedsiam_table5.png had shown a reduced protocol's values under a stale title)."""
+(fedsiam_table5.png once showed a reduced protocol's values under a stale title)."""
 import shutil
 from pathlib import Path
 

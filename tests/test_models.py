@@ -124,7 +124,7 @@ def test_the_cifar_cnn_runs_channels_last_on_the_cpu_with_nchw_values():
         want = model.classifier(model.body(x))        # the same layers on the NCHW input
     assert got.shape == (4, 10)
     assert torch.allclose(got, want, atol=1e-5, rtol=1e-4)
-    assert type(model).revision >= 1                   # the floats changed: runs get a new identity (2: issue 44)
+    assert type(model).revision >= 1                   # the floats changed: runs get a new identity (2: its BatchNorm targets)
 
 
 def test_fedmatchs_resnet9_has_no_batchnorm_no_bias_and_their_initial_scale():
@@ -155,7 +155,7 @@ def test_a_networks_batchnorm_flag_says_whether_it_builds_batchnorm_layers():
 
 
 def test_a_methods_batchnorm_revision_moves_its_run_ids_on_batchnorm_networks_alone():
-    # FedSiam's targets changed on BatchNorm networks only (issue 60): its MNIST CNN runs keep their ids, its CIFAR
+    # FedSiam's targets changed on BatchNorm networks only: its MNIST CNN runs keep their ids, its CIFAR
     # CNN runs get new ones; FedMix's (unchanged) keep theirs on ResNet-9
     from fssl_core.algorithms import ALGORITHMS
     from fssl_core.run_config import RunConfig

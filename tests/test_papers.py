@@ -125,7 +125,7 @@ def test_fedanchor_claims_compare_fedanchors_cells_with_semifls():
 
 def test_every_published_table_has_a_sentence_introducing_it_in_the_report():
     """results/REPORT.md introduces each table by a sentence (papers.table_intros): no side table is a block of
-    numbers a reader must guess at (issue 46)."""
+    numbers a reader must guess at."""
     from fssl_core.paths import project_root
     from fssl_core.report.tables import published_results
     published = published_results(project_root() / "results")

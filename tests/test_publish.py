@@ -73,7 +73,7 @@ def test_param_values_must_have_the_parameters_type():
     declared = {"datasets": None, "methods": ["a"], "samples": 2000, "dataset": "fashion_mnist"}
     check_parameter_types("nb.ipynb", declared, {"datasets": ["mnist"], "methods": [], "samples": 10, "dataset": "x"})
     check_parameter_types("nb.ipynb", declared, {"datasets": None, "methods": ["b", "c"]})
-    # issue 47: null where the default is a list, elements of another type: one line each, not a TypeError
+    # null where the default is a list, elements of another type: one line each, not a TypeError
     with pytest.raises(ConfigError, match=re.escape("reproduce: --param methods=null: nb.ipynb expects a JSON list of "
                                                     """strings, e.g. --param methods='["a"]'""")):
         check_parameter_types("nb.ipynb", declared, {"methods": None})
@@ -187,7 +187,7 @@ def test_a_narrowed_republish_rebuilds_the_claims_its_cells_changed(tmp_path, mo
 
 @requires_mnist
 def test_a_quick_republish_of_a_table_holding_paper_rows_shrinks_nothing(tmp_path):
-    """Issue 47: `reproduce --profile quick --only fedsiam_table6`, with nothing to train, once replaced the
+    """`reproduce --profile quick --only fedsiam_table6`, with nothing to train, once replaced the
     committed table by the quick notebook's file: 296 rows became 200, the paper-protocol rows outside quick's
     scope were gone and the README's three-seed values became one-seed ones. Run on a copy of the project
     (its package too: the job rewrites the papers' READMEs beside their code), with $FSSL_PROFILE=smoke set,
