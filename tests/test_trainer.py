@@ -11,7 +11,7 @@ from fssl_core.engine import federation as engine
 from fssl_core.run_config import RunConfig
 from fssl_core.perf.gpu_check import COHORT_CASES, COHORT_SERVER, COHORT_SMALL
 from fssl_core.store import DIVERGED, OK, RunStore
-from fssl_core.engine.trainer import (ACTIVATION_FACTOR, BATCH_CAP, ROLE_COPIES, batch_key, batch_size, network_size,
+from fssl_core.engine.trainer import (BATCH_CAP, ROLE_COPIES, batch_key, batch_size, network_size,
                                plan_batches, run_bytes, train, train_batch)
 from fssl_core.learning.training import Diverged
 
@@ -111,16 +111,19 @@ def test_the_batch_rule_frees_the_seed_and_the_split_only():
 
 def test_the_memory_model_of_a_batch():
     cfg = RunConfig(algorithm="fedsiam_d", dataset="mnist")
-    parameters, pixels = network_size(cfg)
-    assert pixels == 28 * 28
+    parameters, activations = network_size(cfg)
+    # what the MNIST CNN's forward keeps for backward, by hand: conv1's input (784), its max-pool's input
+    # (10·24·24) and indices (10·12·12), the ReLU's output (10·12·12), conv2's max-pool's input (20·8·8) and
+    # indices (20·4·4), its ReLU's output (320, which fc1 reads as a view), fc1's ReLU's output (50)
+    assert (parameters, activations) == (21840, 784 + 5760 + 1440 + 1440 + 1280 + 320 + 320 + 50)
     expected = (cfg.clients_per_round * ROLE_COPIES * parameters * 4
-                + ACTIVATION_FACTOR * cfg.clients_per_round * 4 * 2 * cfg.batch_size * pixels * 4)
-    assert run_bytes(cfg, parameters, pixels) == expected
-    per_run = run_bytes(cfg, parameters, pixels)
-    assert batch_size(cfg, parameters, pixels, memory_bytes=10 * per_run) == 5      # half the memory
-    assert batch_size(cfg, parameters, pixels, memory_bytes=per_run) == 1           # never below one run
-    assert batch_size(cfg, parameters, pixels, memory_bytes=80 * 2**30) == BATCH_CAP
-    assert batch_size(cfg, parameters, pixels, memory_bytes=80 * 2**30, cap=16) == 16
+                + cfg.clients_per_round * 4 * 2 * cfg.batch_size * activations * 4)
+    assert run_bytes(cfg, parameters, activations) == expected
+    per_run = run_bytes(cfg, parameters, activations)
+    assert batch_size(cfg, parameters, activations, memory_bytes=10 * per_run) == 5      # half the memory
+    assert batch_size(cfg, parameters, activations, memory_bytes=per_run) == 1           # never below one run
+    assert batch_size(cfg, parameters, activations, memory_bytes=80 * 2**30) == BATCH_CAP
+    assert batch_size(cfg, parameters, activations, memory_bytes=80 * 2**30, cap=16) == 16
 
 
 @requires_mnist

@@ -94,39 +94,48 @@ def plan_batches(configs: Iterable[RunConfig], size: int) -> list[list[RunConfig
 # Memory model of one run in a batch: its round's clients' stacked tensors, each client holding every
 # network role (a copy per role: online/target, student/teacher, helpers ...) plus, for the trained
 # role, its gradient and momentum (4 copies of the parameters per client for FedSiam, FedMatch's helpers
-# more: ROLE_COPIES = 6 bounds them), and the activations of one step: the batch's images through the
-# network, kept for backward (ACTIVATION_FACTOR bytes per input byte, an estimate from the MNIST CNN's
-# layers: conv1's 32 maps at the input's size are 32× the input alone, conv2's and the pooling's add about
-# as much). Not yet checked against a GPU's peak memory: measurements/gpu-batches-prepared/ will.
+# more: ROLE_COPIES = 6 bounds them), and the activations of one step: every layer's output for the batch's
+# images, kept for backward, counted from the network itself (`network_size`: one image through it, the
+# tensors autograd saves; tests/test_trainer.py checks the MNIST CNN's count by hand). Not yet checked against
+# a GPU's peak memory: measurements/gpu-batches-prepared/ will.
 ROLE_COPIES = 6
-ACTIVATION_FACTOR = 64
 BATCH_CAP = 64           # the largest batch bench cases=runs_per_hour measures on a GPU
 MEMORY_SHARE = 0.5       # of the device memory a batch may plan for (the rest: data, evaluation, allocator slack)
 
 
-def run_bytes(cfg: RunConfig, parameters: int, image_elements: int) -> int:
-    """Bytes one run adds to a batch (the memory model above): `parameters` of its network, `image_elements`
-    per input image. A FedSiam-like step sees up to 4 views of a labeled and an unlabeled batch."""
+def run_bytes(cfg: RunConfig, parameters: int, activations: int) -> int:
+    """Bytes one run adds to a batch (the memory model above): `parameters` of its network, `activations`
+    its layers' output elements per input image. A FedSiam-like step sees up to 4 views of a labeled and an
+    unlabeled batch."""
     weights = cfg.clients_per_round * ROLE_COPIES * parameters * 4
-    inputs = cfg.clients_per_round * 4 * 2 * cfg.batch_size * image_elements * 4
-    return weights + ACTIVATION_FACTOR * inputs
+    return weights + cfg.clients_per_round * 4 * 2 * cfg.batch_size * activations * 4
 
 
 def network_size(cfg: RunConfig) -> tuple[int, int]:
-    """The parameters of `cfg`'s network and the elements of one input image, without loading data."""
+    """The parameters of `cfg`'s network and the elements its forward pass keeps for backward for one input
+    image (autograd's saved tensors, the parameters themselves not counted), without loading data."""
     from ..data.datasets import shape_of
     from ..models import build_model, count_parameters
     shape = shape_of(cfg.dataset)
     model = build_model(cfg.model, num_classes=shape.num_classes, in_channels=shape.channels,
-                        projection_dim=cfg.projection_dim or None)
-    return count_parameters(model), shape.channels * shape.image_size ** 2
+                        projection_dim=cfg.projection_dim or None).train()
+    weights = {p.data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        if t.data_ptr() not in weights:
+            saved[t.data_ptr()] = t.numel()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model(torch.zeros(1, shape.channels, shape.image_size, shape.image_size)).sum()
+    return count_parameters(model), sum(saved.values())
 
 
-def batch_size(cfg: RunConfig, parameters: int, image_elements: int, memory_bytes: int,
+def batch_size(cfg: RunConfig, parameters: int, activations: int, memory_bytes: int,
                cap: int = BATCH_CAP) -> int:
     """How many runs like `cfg` one batch holds: as many as MEMORY_SHARE of `memory_bytes` fits by
     `run_bytes`, at least 1, at most `cap`."""
-    fits = int(MEMORY_SHARE * memory_bytes) // max(run_bytes(cfg, parameters, image_elements), 1)
+    fits = int(MEMORY_SHARE * memory_bytes) // max(run_bytes(cfg, parameters, activations), 1)
     return max(1, min(cap, fits))
 
 
