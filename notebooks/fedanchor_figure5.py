@@ -63,7 +63,7 @@ from sklearn.metrics import silhouette_score
 
 from fssl_core.engine.latent import test_embeddings, tsne_2d
 from fssl_core.report.plots import latent_scatter, save_figure
-from fssl_core.data.datasets import dataset_available
+from fssl_core.data.availability import dataset_available
 from fssl_core.executors import run_all
 from fssl_core.store import RunStore
 

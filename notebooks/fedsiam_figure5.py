@@ -49,7 +49,7 @@ import pandas as pd
 
 from fssl_core.papers import display_names
 from fssl_core.report.plots import round_curves, save_figure
-from fssl_core.data.datasets import dataset_available
+from fssl_core.data.availability import dataset_available
 from fssl_core.job.cells import reproduce_cells
 from fssl_core.report.tables import round_curves as curves_of
 

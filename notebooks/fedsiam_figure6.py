@@ -48,7 +48,7 @@ cells = fedsiam.plans.figure6(profile, device, datasets=datasets, mus=mus, seeds
 
 # %%
 from fssl_core.report.plots import accuracy_vs_mu, save_figure
-from fssl_core.data.datasets import dataset_available
+from fssl_core.data.availability import dataset_available
 from fssl_core.job.cells import reproduce_cells
 from fssl_core.report.tables import comparison_table, save_notebook_results
 

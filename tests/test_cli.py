@@ -361,3 +361,14 @@ def test_help_imports_no_torch(argv):
     assert out.returncode == 0 and "usage:" in out.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
     assert "torch" not in imported and "fssl_core.cli" in imported
+
+
+def test_a_run_imports_torchvision_only_to_read_files():
+    """What `run` imports before it loads data (the config, the engine, the store) leaves torchvision out: it
+    brings torch._dynamo, about as long to import as torch; data/datasets.py imports it where files are read."""
+    import subprocess
+    import sys
+    code = ("import sys, fssl_core.cli, fssl_core.run_config, fssl_core.engine.trainer, fssl_core.job.plan; "
+            "print(sorted(m for m in ('torchvision', 'torch._dynamo') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

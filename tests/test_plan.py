@@ -242,7 +242,7 @@ def test_sigterm_stops_the_job_and_every_worker(tmp_path):
 def test_a_missing_data_set_is_said_once_in_the_plan_with_where_it_was_looked_for(tmp_path, monkeypatch, capsys):
     """Offline without MNIST: the plan's line names the data set, the runs it skips and where it looked; nothing
     else on the console says it again (the notebooks' kernels say it in their own outputs)."""
-    from fssl_core.data import datasets as report
+    from fssl_core.data import availability as report
     from fssl_core.data.datasets import DatasetUnavailable
     report.unavailable_reason.cache_clear()
     report.dataset_available.cache_clear()

@@ -28,14 +28,12 @@ import functools
 import hashlib
 import importlib.util
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import Tensor
-from torchvision import datasets as tv
 
 DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100', 'svhn', 'synthetic_cifar10')
 
@@ -59,15 +57,30 @@ class Shape:
     num_test: int
 
 
+class _Torchvision:
+    """torchvision.datasets, imported where files are read: it brings torch._dynamo (~2 s of an import), which
+    a plan, --help or a run on data already loaded never needs."""
+    def __getattr__(self, name: str):
+        from torchvision import datasets
+        return getattr(datasets, name)
+
+
+tv = _Torchvision()
+
+
 @dataclass(frozen=True)
 class _Spec:
-    tv_class: type        # the torchvision dataset class that reads the files
+    tv_name: str | None   # the torchvision dataset class that reads the files (None: synthetic, no files)
     num_classes: int
     mean: tuple[float, ...]  # per-channel mean of the training images in [0, 1]
     std: tuple[float, ...]   # per-channel standard deviation of the training images in [0, 1]
     image_size: int
     num_train: int
     num_test: int
+
+    @property
+    def tv_class(self) -> type | None:
+        return getattr(tv, self.tv_name) if self.tv_name else None
 
 
 # Normalization statistics: per-channel pixel mean and standard deviation over the training set.
@@ -80,11 +93,11 @@ class _Spec:
 #   (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762); swap them in here to match SemiFL exactly.
 # SVHN: SemiFL's data_stats (src/data.py); FixMatch-pytorch has no SVHN loader.
 _SPECS = {
-    'mnist': _Spec(tv.MNIST, 10, (0.1307,), (0.3081,), 28, 60000, 10000),
-    'fashion_mnist': _Spec(tv.FashionMNIST, 10, (0.2860,), (0.3530,), 28, 60000, 10000),
-    'cifar10': _Spec(tv.CIFAR10, 10, (0.4914, 0.4822, 0.4465), (0.2471, 0.2435, 0.2616), 32, 50000, 10000),
-    'cifar100': _Spec(tv.CIFAR100, 100, (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761), 32, 50000, 10000),
-    'svhn': _Spec(tv.SVHN, 10, (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970), 32, 73257, 26032),
+    'mnist': _Spec('MNIST', 10, (0.1307,), (0.3081,), 28, 60000, 10000),
+    'fashion_mnist': _Spec('FashionMNIST', 10, (0.2860,), (0.3530,), 28, 60000, 10000),
+    'cifar10': _Spec('CIFAR10', 10, (0.4914, 0.4822, 0.4465), (0.2471, 0.2435, 0.2616), 32, 50000, 10000),
+    'cifar100': _Spec('CIFAR100', 100, (0.5071, 0.4867, 0.4408), (0.2675, 0.2565, 0.2761), 32, 50000, 10000),
+    'svhn': _Spec('SVHN', 10, (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970), 32, 73257, 26032),
     # uniform random images of CIFAR-10's shape and size, for speed benchmarks only (no files)
     'synthetic_cifar10': _Spec(None, 10, (0.5, 0.5, 0.5), (0.2887, 0.2887, 0.2887), 32, 50000, 10000),
 }
@@ -481,20 +494,3 @@ def _resplit_data(data: ImageData, train_size: int, test_size: int, seed: int) -
     train_idx, test_idx = (torch.as_tensor(i, device=x.device) for i in (train_idx, test_idx))
     return ImageData(data.name, x[train_idx], y[train_idx], x[test_idx], y[test_idx], data.num_classes,
                      data.mean, data.std, data.digest)
-
-
-@functools.lru_cache(maxsize=None)
-def unavailable_reason(name: str) -> str | None:
-    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can."""
-    try:
-        return load_dataset(name) and None
-    except DatasetUnavailable as err:
-        return str(err).splitlines()[0]
-
-
-@functools.lru_cache(maxsize=None)
-def dataset_available(name: str) -> bool:
-    """Whether `name` loads here; where not, says why once, on stderr (a notebook's output)."""
-    if unavailable_reason(name):
-        print(f"needs-data: {unavailable_reason(name)}", file=sys.stderr)
-    return unavailable_reason(name) is None

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..data.datasets import dataset_available
+from ..data.availability import dataset_available
 from ..executors import run_all
 from ..profiles import Profile
 from ..report.tables import COLUMNS, METRICS, NEEDS_DATA, Cell, measured_row, row_of

@@ -26,7 +26,7 @@ from ..config import ConfigError
 from ..run_config import RunConfig
 from ..paths import project_root
 from ..executors.progress import wall_seconds
-from ..data.datasets import unavailable_reason
+from ..data.availability import unavailable_reason
 from ..report.tables import Cell, read_results
 from ..store import RunStore
 

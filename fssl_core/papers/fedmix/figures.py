@@ -9,7 +9,7 @@ import pandas as pd
 
 from ...report.plots import round_curves as plot_round_curves, save_figure
 from ...profiles import PROFILES, Profile
-from ...data.datasets import dataset_available
+from ...data.availability import dataset_available
 from ...report.tables import Cell, comparison_table, round_curves, save_notebook_results
 from .cells import DISPLAY_NAMES, NETWORKS, PAPER, streaming_cells
 from .claims import cifar_claims

@@ -1,0 +1,26 @@
+"""Whether a data set can be loaded here, and if not why: what a plan says in its needs-data line and a
+notebook prints before it skips the cells of a data set this machine lacks."""
+from __future__ import annotations
+
+import functools
+import sys
+
+from .datasets import DatasetUnavailable, load_dataset
+
+
+@functools.lru_cache(maxsize=None)
+def unavailable_reason(name: str) -> str | None:
+    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can."""
+    try:
+        load_dataset(name)
+        return None
+    except DatasetUnavailable as err:
+        return str(err).splitlines()[0]
+
+
+@functools.lru_cache(maxsize=None)
+def dataset_available(name: str) -> bool:
+    """Whether `name` loads here; where not, says why once, on stderr (a notebook's output)."""
+    if unavailable_reason(name):
+        print(f"needs-data: {unavailable_reason(name)}", file=sys.stderr)
+    return unavailable_reason(name) is None
