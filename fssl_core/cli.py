@@ -1,4 +1,4 @@
-"""Command line: `python -m fssl_core {run,records,partition,bench,gpu-check,fingerprint,reproduce} key=value ...`.
+"""Command line: `python -m fssl_core {run,records,verify,partition,bench,gpu-check,fingerprint,reproduce} ...`.
 
 `key=value` pairs are RunConfig fields (see fssl_core/run_config.py); bad keys or values exit with
 the message naming the key, the value and what is allowed (status 2), as do a data set that is not
@@ -93,6 +93,21 @@ def run_line(what: str, s: dict) -> str:
 def cmd_records(args) -> None:
     from .store import record_files
     print("\n".join(str(f) for f in record_files(args.runs)))
+
+
+def cmd_verify(args) -> int:
+    from .job.verify import verify
+    if args.sample < 0:
+        raise ConfigError(f"verify: --sample {args.sample}: must be 0 or more runs")
+    done = verify(sample=args.sample, seed=args.seed, store=None if args.runs is None else _store(args.runs))
+    for line in [*(f"published rows name unproven runs: {v}" for v in done.unproven.values()), *done.mismatches]:
+        print(f"error: {line}", file=sys.stderr)
+    return 0 if done.ok else 1
+
+
+def _store(root: str):
+    from .store import RunStore
+    return RunStore(root)
 
 
 def cmd_partition(args) -> None:
@@ -229,6 +244,14 @@ def main(argv: list[str] | None = None) -> int:
                         "commits so its runs outlive the machine, e.g. git add $(python -m fssl_core records)")
     records.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     records.set_defaults(func=cmd_records)
+    ver = sub.add_parser(
+        "verify", help="prove every record, retrain a random sample of the paper-protocol runs the published rows "
+                       "name and compare each with its record (every metric, bit for bit), and say what the published "
+                       "claims answer; exit 1 on a mismatch or an unproven run (fssl_core/job/verify.py)")
+    ver.add_argument("--sample", type=int, default=1, help="runs to retrain (default 1; 0: prove and answer only)")
+    ver.add_argument("--seed", type=int, default=0, help="the seed of the sample's draw (default 0)")
+    ver.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
+    ver.set_defaults(func=cmd_verify)
     part = sub.add_parser("partition", help="print a partition's labeled and unlabeled counts per party and class")
     part.add_argument("pairs", nargs="*", metavar="key=value")
     part.add_argument("--json", action="store_true",

@@ -32,6 +32,7 @@ CASES = [
      "--track mlflow: --track-uri 'http://127.0.0.1:9': MLflow cannot use it (API request to http://127.0.0.1:9"),
     (["export", "mlflow", "--uri", "sqlite:////nonexistent-folder/m.db"], 2,
      "export mlflow: --uri 'sqlite:////nonexistent-folder/m.db': MLflow cannot use it (its folder /nonexistent-folder"),
+    (["verify", "--sample", "-1"], 2, "verify: --sample -1: must be 0 or more runs"),
     (["run", "seed=" + "9" * 5000], 2, "RunConfig.seed=<5000 characters>: expected int of at most 4300 digits"),
     (["reproduce", "--until-decided", "--dry-run", "--profile", "paper", "--param", "seeds=[1]"], 2,
      "--until-decided: takes no --param, --only or --profile"),

@@ -1,0 +1,89 @@
+"""Verify the published numbers from the committed records, and say what they answer.
+
+`verify` (python -m fssl_core verify) proves every record in the run store (each run's files against their
+digests, store/integrity.py), checks that every run a published row names proves itself, retrains a random
+sample of the runs the paper-protocol rows name (the sample's size and seed printed; each into a throw-away
+store) and compares each with its record: every metric of every round equal to the bit (the round's wall time
+aside). It then prints each paper's claims in plain words from the published claim rows. A mismatch or an
+unproven run fails it with one line naming the run. Nothing is published or written into the store."""
+from __future__ import annotations
+
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..paths import results_dir
+from ..store import RunStore
+
+TIMING = frozenset({"seconds"})        # a round's wall time: the one field a retrain may not repeat
+
+
+@dataclass
+class Verification:
+    proven: int = 0
+    unproven: dict[str, list[str]] = field(default_factory=dict)
+    sample: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    words: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.unproven and not self.mismatches
+
+
+def paper_protocol_runs(folder: Path) -> list[str]:
+    """The run ids the published paper-protocol rows of `folder` name, each once, in order (logs of the authors'
+    code, named with a slash, are no runs of ours)."""
+    from ..report.tables import published_results
+    frame = published_results(folder)
+    rows = frame[(frame.profile == "paper") & ~frame.table.str.endswith("_claims")]
+    return list(dict.fromkeys(i for ids in rows.run_ids.fillna("") for i in str(ids).split() if "/" not in i))
+
+
+def same_rows(stored: list[dict], again: list[dict]) -> str | None:
+    """None where every round's metrics are equal but their timing; else the first difference, in words."""
+    if len(stored) != len(again):
+        return f"{len(again)} rounds retrained, {len(stored)} recorded"
+    for a, b in zip(stored, again):
+        keys = (set(a) | set(b)) - TIMING
+        differ = sorted(k for k in keys if a.get(k) != b.get(k))
+        if differ:
+            k = differ[0]
+            return f"round {a.get('round')}: {k} = {b.get(k)!r} retrained, {a.get(k)!r} recorded"
+    return None
+
+
+def verify(sample: int = 1, seed: int = 0, store: RunStore | None = None, folder: Path | None = None,
+           say=print) -> Verification:
+    """Prove, retrain `sample` runs drawn with `seed` from the paper-protocol rows' runs, compare, and answer."""
+    from ..engine.trainer import train
+    from ..papers import claim_comparisons
+    from ..report.claim_words import claims_in_words
+    from ..report.publish import unproven_published_runs
+    from ..report.tables import claim_verdicts, published_results
+    store = store or RunStore()
+    folder = Path(folder) if folder is not None else results_dir("quick")
+    out = Verification()
+    finished = {r.config.run_id: r for r in store.finished()}
+    out.proven = len(finished)
+    out.unproven = unproven_published_runs(folder, store)
+    say(f"[verify] {out.proven} runs in {store.root} prove themselves; published rows name "
+        + ("no run that does not" if not out.unproven else f"unproven runs: {out.unproven}"))
+    candidates = [i for i in paper_protocol_runs(folder) if i in finished]
+    out.sample = random.Random(seed).sample(candidates, min(sample, len(candidates)))
+    say(f"[verify] retraining {len(out.sample)} of the {len(candidates)} paper-protocol runs the published rows "
+        f"name (--sample {sample}, --seed {seed}): {' '.join(out.sample) or 'none'}")
+    for run_id in out.sample:
+        recorded = finished[run_id]
+        with tempfile.TemporaryDirectory(prefix="fssl-verify-") as scratch:
+            again = train(recorded.config, RunStore(scratch), progress=False)
+        problem = same_rows(recorded.metrics, again.metrics)
+        line = f"run {run_id} ({recorded.config.algorithm} {recorded.config.dataset} seed {recorded.config.seed})"
+        if problem:
+            out.mismatches.append(f"{line}: {problem}")
+        say(f"[verify] {line}: " + (problem or "every metric of its "
+                                    f"{len(again.metrics)} rounds equal to its record"))
+    out.words = claims_in_words(claim_verdicts(published_results(folder), claim_comparisons()))
+    say("[verify] what the published claims say:\n" + (out.words or "no tested claim"))
+    return out

@@ -1,0 +1,67 @@
+"""`verify` answers from the committed records: it proves them, retrains a sample of the paper-protocol runs the
+published rows name and compares every metric of every round bit for bit, and a record whose numbers were
+edited (and resealed with the store's own functions, no checkpoint beside it: what git would have to catch)
+fails it, naming the run."""
+import json
+
+import pandas as pd
+
+from fssl_core.engine.trainer import train
+from fssl_core.job.verify import same_rows, verify
+from fssl_core.report.tables import COLUMNS
+from fssl_core.run_config import RunConfig
+from fssl_core.store import RunStore
+from fssl_core.store.integrity import write_result, write_rows
+
+from .conftest import requires_mnist
+
+TINY = RunConfig(dataset="mnist", partition="iid", labeled_ratio=0.05, clients=100, clients_per_round=2,
+                 local_epochs=1, rounds=3, batch_size=10, eval_every=100, resplit_train=10_000, resplit_test=500)
+
+
+def test_rows_compare_bit_for_bit_but_their_timing():
+    rows = [{"round": 1, "accuracy": 12.5, "seconds": 1.0}, {"round": 2, "accuracy": 20.25, "seconds": 1.1}]
+    assert same_rows(rows, [{**r, "seconds": 9.0} for r in rows]) is None
+    assert same_rows(rows, [rows[0], {**rows[1], "accuracy": 20.250000000000004}]) == \
+        "round 2: accuracy = 20.250000000000004 retrained, 20.25 recorded"
+    assert same_rows(rows, rows[:1]) == "1 rounds retrained, 2 recorded"
+
+
+def _published(tmp_path, run_id):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    row = dict.fromkeys(COLUMNS, "")
+    row.update(paper="fedsiam", table="table5", setting="iid", labeled="0.05", dataset="mnist", method="fedavg",
+               metric="accuracy", reproduced_value=10.0, n_runs=1, profile="paper", device="cpu", status="ok",
+               run_ids=run_id)
+    pd.DataFrame([row], columns=COLUMNS).to_csv(folder / "fedsiam_table5.csv", index=False)
+    return folder
+
+
+@requires_mnist
+def test_a_retrained_sample_equals_its_record_and_an_edited_record_fails_naming_its_run(tmp_path):
+    store = RunStore(tmp_path / "runs")
+    train(TINY, store, progress=False)
+    folder = _published(tmp_path, TINY.run_id)
+    said = []
+    done = verify(sample=1, seed=0, store=store, folder=folder, say=said.append)
+    assert done.ok and done.sample == [TINY.run_id] and done.proven == 1
+    assert any("every metric of its 3 rounds equal to its record" in line for line in said)
+    # the records as committed (no checkpoint), one number edited and every digest recomputed
+    d = store.dir(TINY)
+    (d / "checkpoint.pt").unlink()
+    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
+    rows[-1]["accuracy"] += 1.0
+    summary = json.loads((d / "result.json").read_text())
+    write_rows(d, rows)
+    (d / "checkpoint.pt").write_bytes(b"")          # write_result seals the file beside it; then it goes
+    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
+    (d / "checkpoint.pt").unlink()
+    done = verify(sample=1, seed=0, store=store, folder=folder, say=said.append)
+    assert not done.ok and done.mismatches[0].startswith(f"run {TINY.run_id} (fedavg mnist seed {TINY.seed}): round 3: accuracy")
+
+
+def test_a_published_run_without_its_record_fails(tmp_path):
+    done = verify(sample=1, store=RunStore(tmp_path / "runs"), folder=_published(tmp_path, "0123456789abcdef"),
+                  say=lambda line: None)
+    assert not done.ok and done.unproven == {"fedsiam_table5.csv": ["0123456789abcdef"]} and done.sample == []
