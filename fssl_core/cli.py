@@ -99,15 +99,11 @@ def cmd_verify(args) -> int:
     from .job.verify import verify
     if args.sample < 0:
         raise ConfigError(f"verify: --sample {args.sample}: must be 0 or more runs")
-    done = verify(sample=args.sample, seed=args.seed, store=None if args.runs is None else _store(args.runs))
+    from .store import RunStore
+    done = verify(sample=args.sample, seed=args.seed, store=RunStore(args.runs))
     for line in [*(f"published rows name unproven runs: {v}" for v in done.unproven.values()), *done.mismatches]:
         print(f"error: {line}", file=sys.stderr)
     return 0 if done.ok else 1
-
-
-def _store(root: str):
-    from .store import RunStore
-    return RunStore(root)
 
 
 def cmd_partition(args) -> None:

@@ -14,7 +14,6 @@ stopped; an interrupt stops every worker and kernel.
 """
 from __future__ import annotations
 
-import ast
 import fnmatch
 import json
 import os
@@ -27,7 +26,7 @@ from typing import Any
 from .config import ConfigError
 from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
-from .job.parameters import check_parameter_types
+from .job.parameters import check_parameter_types, declared_parameters
 from .job.preflight import check_environment, claim_staging, remove_stale_staging
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .report.publish import STAGING_ENV, publish, publish_lock
@@ -153,7 +152,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
     parameters = dict(parameters or {})
     selected = notebooks(only, profile)
     for nb in selected:      # check every notebook before running any
-        declared = papermill.inspect_notebook(str(nb))
+        declared = declared_parameters(nb)
         missing = [p for p in PARAMETERS_PASSED if p not in declared]
         if missing:
             raise ConfigError(f"reproduce: notebook {nb.name} declares no parameter(s) {', '.join(missing)} "
@@ -162,8 +161,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         if unknown:
             raise ConfigError(f"reproduce: --param {', '.join(unknown)}: not a parameter of {nb.name} "
                               f"(its parameters: {', '.join(declared)})")
-        check_parameter_types(nb.name, {k: ast.literal_eval(v["default"]) for k, v in declared.items()},
-                              parameters)
+        check_parameter_types(nb.name, declared, parameters)
     injected = {**parameters, "profile": profile, "device": device}
     store = RunStore()
     print(f"[reproduce] profile={profile} (from {source}) device={device} data={os.environ['FSSL_DATA']} "

@@ -21,6 +21,7 @@ def unavailable_reason(name: str) -> str | None:
 @functools.lru_cache(maxsize=None)
 def dataset_available(name: str) -> bool:
     """Whether `name` loads here; where not, says why once, on stderr (a notebook's output)."""
-    if unavailable_reason(name):
-        print(f"needs-data: {unavailable_reason(name)}", file=sys.stderr)
-    return unavailable_reason(name) is None
+    reason = unavailable_reason(name)
+    if reason:
+        print(f"needs-data: {reason}", file=sys.stderr)
+    return reason is None

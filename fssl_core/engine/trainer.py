@@ -127,7 +127,7 @@ def network_size(cfg: RunConfig) -> tuple[int, int]:
             saved[t.data_ptr()] = t.numel()
         return t
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        model(torch.zeros(1, shape.channels, shape.image_size, shape.image_size)).sum()
+        model(torch.zeros(1, shape.channels, shape.image_size, shape.image_size))
     return count_parameters(model), sum(saved.values())
 
 

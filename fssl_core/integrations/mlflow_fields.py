@@ -17,8 +17,8 @@ each value is logged once however often training or an export stops and starts a
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
 import subprocess
 from contextlib import contextmanager
 from dataclasses import dataclass, field

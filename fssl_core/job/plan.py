@@ -14,7 +14,6 @@ splits or labeled ratios, else a default.
 """
 from __future__ import annotations
 
-import ast
 import inspect
 import statistics
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from ..executors.progress import wall_seconds
 from ..data.availability import unavailable_reason
 from ..report.tables import Cell, read_results
 from ..store import RunStore
+from .parameters import declared_parameters
 
 GUESS_SECONDS_PER_ROUND = 3.0    # a quick MNIST round of one E = 1 method on one core, when nothing better is known
 
@@ -94,16 +94,12 @@ def plan_notebook(path: Path, parameters: dict[str, Any]) -> NotebookPlan:
     """The runs notebook `path` reads under `parameters`, without executing it: its parameters cell's
     defaults (as papermill reads them) with `parameters` over them, given to the function its plan cell
     calls (the paper's plans.NOTEBOOK_PLANS); a notebook with no such function reads no run."""
-    import papermill
-
     from ..papers import notebook_plans
 
     function = notebook_plans().get(path.stem)
     if function is None:
         return NotebookPlan(path.stem, [], [])
-    values = {name: _literal(path, name, spec["default"])
-              for name, spec in papermill.inspect_notebook(str(path)).items()}
-    values.update(parameters)
+    values = {**declared_parameters(path), **parameters}
     accepted = inspect.signature(function).parameters
     try:
         planned = function(**{name: values[name] for name in accepted})
@@ -113,15 +109,6 @@ def plan_notebook(path: Path, parameters: dict[str, Any]) -> NotebookPlan:
     configs = list({c.run_id: c for c in [*[cfg for cell in cells for cfg in cell.configs],
                                           *_collect([planned], RunConfig)]}.values())
     return NotebookPlan(path.stem, cells, configs)
-
-
-def _literal(path: Path, name: str, text: str) -> Any:
-    """A parameters cell's default, as written (a literal: the cell is plain assignments)."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        raise ConfigError(f"{path.name}: parameter {name} = {text}: the parameters cell holds literals only "
-                          "(the plan reads it without executing the notebook)") from None
 
 
 def _collect(values: Iterable[Any], kind: type, depth: int = 3):

@@ -13,7 +13,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..engine.trainer import train
+from ..papers import claim_comparisons
 from ..paths import results_dir
+from ..report.claim_words import claims_in_words
+from ..report.publish import unproven_published_runs
+from ..report.tables import claim_verdicts, published_results
 from ..store import RunStore
 
 TIMING = frozenset({"seconds"})        # a round's wall time: the one field a retrain may not repeat
@@ -35,7 +40,6 @@ class Verification:
 def paper_protocol_runs(folder: Path) -> list[str]:
     """The run ids the published paper-protocol rows of `folder` name, each once, in order (logs of the authors'
     code, named with a slash, are no runs of ours)."""
-    from ..report.tables import published_results
     frame = published_results(folder)
     rows = frame[(frame.profile == "paper") & ~frame.table.str.endswith("_claims")]
     return list(dict.fromkeys(i for ids in rows.run_ids.fillna("") for i in str(ids).split() if "/" not in i))
@@ -57,11 +61,6 @@ def same_rows(stored: list[dict], again: list[dict]) -> str | None:
 def verify(sample: int = 1, seed: int = 0, store: RunStore | None = None, folder: Path | None = None,
            say=print) -> Verification:
     """Prove, retrain `sample` runs drawn with `seed` from the paper-protocol rows' runs, compare, and answer."""
-    from ..engine.trainer import train
-    from ..papers import claim_comparisons
-    from ..report.claim_words import claims_in_words
-    from ..report.publish import unproven_published_runs
-    from ..report.tables import claim_verdicts, published_results
     store = store or RunStore()
     folder = Path(folder) if folder is not None else results_dir("quick")
     out = Verification()

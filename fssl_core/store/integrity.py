@@ -35,8 +35,8 @@ import torch
 from ..config import ConfigError
 
 from ..run_config import RunConfig, field_types
-from .files import (CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text, file_sha256,
-                    read_bytes, read_json, read_rows)
+from .files import (CHECKPOINT, CONFIG, ENV, METRICS, RESULT, Damage, atomic_torch_save, atomic_write_text,
+                    file_sha256, read_bytes, read_json, read_rows)
 from .summary import DIVERGED, OK, summarize
 
 CHECKPOINT_KEYS = {"run_id", "config_hash", "round", "state", "metrics", "metrics_digest", "state_digest"}

@@ -76,14 +76,14 @@ def _fmnist(results: pd.DataFrame, method: str = "fedanchor", baseline: str = "s
         first = part[part.method == method].iloc[0]
         for metric, theirs_metric in metrics.items():
             ours, theirs = _side(part, method, metric), _side(part, baseline, theirs_metric)
+            comparison = Comparison(ours, (theirs,), unit=CLAIM_UNITS[metric],
+                                    by_construction=TWO_TESTS if metric == "selected" else None)
             rows.append(({"paper": PAPER, "table": table, "setting": setting, "labeled": labeled,
                           "dataset": "fashion_mnist", "method": f"{method} vs {baseline}", "metric": f"{metric}_gap",
                           "paper_value": math.nan, "reproduced_value": round(ours.mean - theirs.mean, 2),
                           "reproduced_std": math.nan, "n_runs": int(first.n_runs), "profile": first.profile,
                           "device": first.device, "seconds": 0.0, "status": first.status,
-                          "run_ids": claim_run_ids(Comparison(ours, (theirs,)))},
-                         Comparison(ours, (theirs,), unit=CLAIM_UNITS[metric],
-                                    by_construction=TWO_TESTS if metric == "selected" else None)))
+                          "run_ids": claim_run_ids(comparison)}, comparison))
     return rows
 
 
