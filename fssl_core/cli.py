@@ -223,6 +223,10 @@ def cmd_export(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["flower"]:          # its own parser: flwr run's arguments, passed on as Flower reads them
+        from .integrations.flower_submit import main as flower_main
+        return flower_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fssl_core", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -278,6 +282,10 @@ def main(argv: list[str] | None = None) -> int:
     fp.add_argument("--against", default=None, help="compare with digests written earlier by --out (exit 1 if any differs)")
     fp.add_argument("--cases", default=None, help="comma-separated case names (default: all)")
     fp.set_defaults(func=cmd_fingerprint)
+    sub.add_parser("flower", add_help=False,
+                   help="flwr run, then wait for the run and exit as `run` does (0 done, 2 refused, 3 diverged or at "
+                        "chance, 1 failed, 130 stopped): python -m fssl_core flower [APP] [SUPERLINK] --run-config "
+                        "\"...\" (fssl_core/integrations/flower_submit.py; --help for its options)")
     exp = sub.add_parser(
         "export", help="export the store's finished runs to a tracking tool: `export mlflow` logs each proven run as "
                        "an MLflow run (the settings it reads as params, per-round metrics by round, its summary, "

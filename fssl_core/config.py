@@ -82,6 +82,8 @@ class SharedFields:
     stratified: bool = setting(False, doc="server_iid: equal per-class counts on every client (FedMix IID)")
     min_client_size: int = setting(10, doc="Dirichlet splits: redrawn until every client holds this many")
     stream_parts: int = setting(1, doc="streaming non-IID: parts per client, one used per round")
+    flwr_partitioner: str = setting("", doc="partition='flwr_datasets': a Flower Datasets partitioner's call, e.g. "
+                                    "\"DirichletPartitioner(partition_by='label', alpha=0.5)\" (data/partition/flower.py)")
     resplit_train: int = setting(0, doc="> 0: pool the official train+test sets and redraw this many training and "
                                         "resplit_test test samples, class-stratified (FedMix: 64,000 / 2,000 "
                                         "Fashion-MNIST, 56,000 / 2,000 CIFAR-10); 0: the official splits")

@@ -27,7 +27,7 @@ from .algorithms import config_rules as algorithm_rules
 from .config import AUTO, ConfigError, Interval, Setting, SharedFields, checked, parsed, settings_of
 from .data.datasets import DATASETS, shape_of
 from .data.datasets import config_rules as dataset_rules
-from .data.partition import LABELS_AT, PARTITIONS, SAME_LABELED_SPLIT, partition_arguments
+from .data.partition import LABELS_AT, PARTITIONS, SAME_LABELED_SPLIT, partition_arguments, partitioner_identity
 from .data.partition import config_rules as partition_rules
 from .models import MODELS, default_model_for
 from .models import config_rules as model_rules
@@ -130,6 +130,7 @@ class RunConfig(SharedFields):
 
     def __init__(self, **values: Any):
         fields = declared()
+        _refuse_flower_object(values.get("partition"))
         for key in values:
             if key not in fields:
                 close = difflib.get_close_matches(key, sorted(fields), n=1)
@@ -226,6 +227,8 @@ class RunConfig(SharedFields):
         identity = {k: v for k, v in self.fields_read().items() if k not in NOT_IN_IDENTITY and v != initial[k]}
         if not algorithm.reads_unlabeled and self.partition in SAME_LABELED_SPLIT:
             identity["partition"] = SAME_LABELED_SPLIT[self.partition]     # the same computation: one run
+        if "flwr_partitioner" in identity:      # the call's class and arguments, not its spelling: one run
+            identity["flwr_partitioner"] = partitioner_identity(identity["flwr_partitioner"])
         identity["revision"] = [ENGINE_REVISION, algorithm.revision]
         if LABELS_AT.get(self.partition) == "server":
             identity["server_training_revision"] = SERVER_TRAINING_REVISION
@@ -236,6 +239,18 @@ class RunConfig(SharedFields):
             identity["batchnorm_revision"] = algorithm.batchnorm_revision          # on BatchNorm networks alone
         blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _refuse_flower_object(partition: Any) -> None:
+    """A Flower Datasets partitioner or FederatedDataset given as the partition: one line saying how a run names
+    it. An object is not taken: its constructor's arguments, which the identity must hash, are not readable
+    back from it (DirichletPartitioner keeps alpha as an array, under private names)."""
+    module = type(partition).__module__
+    if module == "flwr_datasets" or module.startswith("flwr_datasets."):
+        raise ConfigError(f"RunConfig.partition=<{type(partition).__name__} object>: a Flower Datasets partitioner is "
+                          "given by its call as text, partition='flwr_datasets', flwr_partitioner=\"DirichletPartitioner"
+                          "(partition_by='label', alpha=0.5)\" (its num_partitions is RunConfig.clients, its seed "
+                          "RunConfig.seed); of a FederatedDataset, give its partitioner so")
 
 
 def _validate(cfg: RunConfig) -> None:

@@ -1,10 +1,14 @@
 """Bad input ends in one line naming the parameter, its value and what is allowed, with a documented exit
 status (cli.py: 2 a refused input), never a traceback: the cases a user tried, as a table."""
+from pathlib import Path
+
 import pytest
 
 from fssl_core import cli
 
 from .conftest import requires_mnist
+
+APP = str(Path(__file__).resolve().parents[1] / "flower-app")
 
 # (argv, exit status, what the one line says)
 CASES = [
@@ -36,6 +40,17 @@ CASES = [
     (["run", "seed=" + "9" * 5000], 2, "RunConfig.seed=<5000 characters>: expected int of at most 4300 digits"),
     (["reproduce", "--until-decided", "--dry-run", "--profile", "paper", "--param", "seeds=[1]"], 2,
      "--until-decided: takes no --param, --only or --profile"),
+    # the Flower app's command: checked before anything is submitted (no SuperLink needed)
+    (["flower", APP, "--run-config", "rounds=3"], 2,
+     "Flower run config: rounds: not a key of this app; it is 'num-server-rounds' here"),
+    (["flower", APP, "--run-config", "num-server-rounds=0"], 2,
+     "Flower run config: num-server-rounds=0: must be an integer within [1, 1000000]"),
+    (["flower", APP, "--run-config", "fraction-train=0.15 clients=10"], 2,
+     "Flower run config: fraction-train=0.15 with clients=10: must be within (0, 1] and a whole number"),
+    (["run", "partition=flwr_datasets", "flwr_partitioner=Bogus()", "rounds=1"], 2,
+     "flwr_partitioner='Bogus()': Bogus must be one of flwr_datasets.partitioner's"),
+    (["run", "partition=flwr_datasets", "flwr_partitioner=DirichletPartitioner(partition_by='label', alpha=-1)",
+      "rounds=1"], 2, "Flower Datasets refused it: Alpha values should be strictly greater than zero."),
 ]
 
 

@@ -164,8 +164,8 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
     # partition × algorithm (Algorithm.labels_at against data.partition.LABELS_AT)
     (dict(algorithm="fedavg", partition="server_iid"),
      "RunConfig.algorithm='fedavg', partition='server_iid': fedavg learns from labels at the clients, and partition "
-     "'server_iid' puts them at the server; use partition=iid or noniid1 or noniid2 or noniid3 or client_dirichlet, "
-     "or an algorithm for labels at the server: fedsiam_d, "),
+     "'server_iid' puts them at the server; use partition=iid or noniid1 or noniid2 or noniid3 or client_dirichlet "
+     "or flwr_datasets, or an algorithm for labels at the server: fedsiam_d, "),
     (dict(algorithm="fedmix", partition="noniid1"),
      "RunConfig.algorithm='fedmix', partition='noniid1': fedmix learns from labels at the server, and partition "
      "'noniid1' puts them at the clients; use partition=server_iid or "),

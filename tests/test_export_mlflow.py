@@ -1,7 +1,8 @@
 """`export mlflow`: two runs of a temporary store round-trip through MLflow (read back with MlflowClient) with
-the live tracker's fields (params it reads, summary metrics, tags, rounds timed from the records), a second
-export adds nothing, a killed export is resumed into the run it left, a damaged run is skipped by name, and
-no file of the store changes."""
+the live tracker's fields (params it reads, summary metrics, tags, rounds timed from the records, the final
+model), a second export adds nothing, a killed export is resumed into the run it left, a run a tracker began
+is completed with the times it kept and its commit, a damaged run is skipped by name, and no file of the
+store changes."""
 import hashlib
 import json
 import os
@@ -86,7 +87,8 @@ def test_runs_round_trip_once_and_the_store_is_untouched(store, tmp_path):
     assert sorted(m.step for m in client.get_metric_history(a.info.run_id, "upload_bytes")) == [1, 2, 3]
     assert [m.value for m in client.get_metric_history(runs[B.run_id].info.run_id, "accuracy")] == [30.0, 35.0, 52.25]
     artifacts = {f.path for f in client.list_artifacts(a.info.run_id)}
-    assert artifacts == {"result.json", "env.json"}
+    assert artifacts == {"result.json", "env.json", "model"}
+    assert [f.path for f in client.list_artifacts(a.info.run_id, "model")] == ["model/checkpoint.pt"]
     local = client.download_artifacts(a.info.run_id, "result.json", str(tmp_path))
     assert json.loads(open(local).read()) == json.loads((store.dir(A) / "result.json").read_text())
 
@@ -171,3 +173,29 @@ def test_the_cli_exports_and_says_what_it_did(store, tmp_path, capsys):
     assert "exported 2, already there 0, damaged and skipped 1" in out and BROKEN.run_id in err
     client = mlflow.MlflowClient(tracking_uri=uri)
     assert len(client.search_runs([client.get_experiment_by_name("mine").experiment_id])) == 2
+
+
+def test_a_run_a_tracker_began_keeps_its_commit_and_gets_the_times_it_kept(store, tmp_path):
+    """As a tracker leaves a run when MLflow went away after round 1 (mlflow_track.py): an MLflow run with the
+    training checkout's commit and round 1, and the times of every round and of the end kept beside the records."""
+    from mlflow.entities import Metric
+    from fssl_core.integrations.mlflow_fields import PENDING, commit_tags, identity_tags, write_pending
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment_id = client.create_experiment("fssl", artifact_location=(tmp_path / "artifacts").as_uri())
+    training = commit_tags("c0ffee" * 6 + "c0ff", "training", dirty=True)
+    began = client.create_run(experiment_id, start_time=1_000_000, tags={**identity_tags(A), **training})
+    rid = began.info.run_id
+    client.log_batch(rid, metrics=[Metric("seconds", 1.0, 1_001_000, 1)])
+    write_pending(store.dir(A), 1000.0, {1: 1001.0, 2: 1002.5, 3: 1004.25}, 1005.0)
+    before = _digests(store.root)
+    export(store.root, uri=uri, progress=False)
+    run = client.get_run(rid)
+    assert run.info.status == "FINISHED" and run.data.tags[COMPLETE_TAG] == "true"
+    assert {k: run.data.tags[k] for k in training} == training == {
+        "mlflow.source.git.commit": "c0ffee" * 6 + "c0ff", "fssl.git_commit_of": "training", "git.dirty": "true"}
+    stamps = sorted((m.step, m.timestamp) for m in client.get_metric_history(rid, "seconds"))
+    assert stamps == [(1, 1_001_000), (2, 1_002_500), (3, 1_004_250)]
+    assert run.info.end_time == 1_005_000 and run.data.metrics["total_seconds"] == 3.0
+    assert len(client.search_runs([experiment_id])) == 2            # A into the run begun, B a new one
+    assert _digests(store.root) == before and (store.dir(A) / PENDING).exists()

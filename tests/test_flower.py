@@ -3,7 +3,9 @@ what fssl's engine computes with the sequential trainer (the same round metrics,
 final state) and writes the same run record; `flwr run flower-app` runs it as a Flower user would. Slow (Ray's
 start, about 20 s, once per simulation): two simulations and one `flwr run`."""
 import json
+import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -24,7 +26,9 @@ from flwr.app import Context  # noqa: E402
 from flwr.serverapp import Grid, ServerApp  # noqa: E402
 from fssl_core.integrations import flower  # noqa: E402
 from fssl_core.integrations.flower_expected import flwr_run, superlinks  # noqa: E402
+from fssl_core.integrations.flower_keys import app_config_section, app_defaults  # noqa: E402
 
+NODES = 2        # Flower's default federation: fewer nodes than clients, so a node trains several
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "flower-app"
 SMALL = dict(dataset="mnist", clients=4, clients_per_round=2, local_epochs=1, batch_size=10, resplit_train=600,
@@ -67,29 +71,66 @@ def test_payloads_cross_as_they_are():
         flower.pack({"a/b": torch.zeros(1)})
 
 
-def test_the_app_config_holds_every_run_config_field_at_its_default():
+def test_the_app_config_holds_every_run_config_field_at_its_default_under_flowers_keys():
     app = tomllib.loads((APP / "pyproject.toml").read_text())["tool"]["flwr"]["app"]
-    config, defaults = app["config"], RunConfig().to_dict()
-    assert set(config) == set(defaults) | set(flower.APP_KEYS)
-    assert {k: v for k, v in config.items() if k in defaults} == {**defaults, "trainer": "sequential"}
+    config = app["config"]
+    assert config == app_defaults(), "python -m fssl_core.integrations.flower_keys rewrites the app's config"
+    assert (APP / "pyproject.toml").read_text().endswith(app_config_section())
+    assert config["num-server-rounds"] == RunConfig().rounds and config["labeled-ratio"] == RunConfig().labeled_ratio
+    assert config["fraction-train"] * config["clients"] == RunConfig().clients_per_round
     assert app["components"] == {"serverapp": "fssl_core.integrations.flower:server",
                                  "clientapp": "fssl_core.integrations.flower:client"}
-    cfg, store, progress = flower.app_config({**config, "dataset": "cifar10", "runs": "/tmp/x"})
+    cfg, store, options = flower.app_config({**config, "dataset": "cifar10", "runs": "/tmp/x"})
     assert cfg.model == RunConfig(dataset="cifar10").model != config["model"]    # defaults follow, as in RunConfig
-    assert cfg.trainer == "sequential" and str(store.root) == "/tmp/x" and progress is True
-    with pytest.raises(ConfigError, match="Flower run config: roundz: not RunConfig fields"):
-        flower.app_config({**config, "roundz": 3})
+    assert str(store.root) == "/tmp/x" and options["progress"] is True
+
+
+def test_the_app_trains_what_the_cli_trains_by_default_wherever_a_flower_client_can():
+    """'auto' stays 'auto' (the CLI's run id and record) where the engine trains clients one by one; where it
+    would train a cohort, the run is the sequential trainer's, the id `run ... trainer=sequential` has."""
+    alone = RunConfig(dataset="cifar10", model="cnn_cifar")                  # auto: sequential on CPU
+    assert flower.flower_trainer(alone) == alone and alone.trainer == "auto"
+    together = RunConfig()                                                   # auto: a cohort on MNIST's CNN
+    assert flower.flower_trainer(together).run_id == RunConfig(trainer="sequential").run_id != together.run_id
+    with pytest.raises(ConfigError, match="trainer='cohort': a Flower client trains alone"):
+        flower.flower_trainer(RunConfig(trainer="cohort"))
+
+
+def _replies(nodes: dict[int, tuple[int, str]]) -> list:
+    """The nodes' replies to the server's query (node id -> the partition it reports, the code digest it runs)."""
+    from types import SimpleNamespace
+    return [SimpleNamespace(has_error=lambda: False, metadata=SimpleNamespace(src_node_id=node),
+                            content={"config": {"partition": partition, "code": code}})
+            for node, (partition, code) in nodes.items()]
+
+
+def test_clients_go_round_robin_onto_the_nodes_in_partition_order_and_a_node_with_other_code_is_refused():
+    code = flower.code_digest()
+    assert flower.placement(_replies({907: (1, code), 12: (0, code)}), 5) == {0: 12, 1: 907, 2: 12, 3: 907, 4: 12}
+    assert flower.placement(_replies({907: (-1, code), 12: (-1, code)}), 3) == {0: 12, 1: 907, 2: 12}  # by node id
+    with pytest.raises(ConfigError, match=r"nodes 907 \(0123456789ab\) run another fssl_core than the server's"):
+        flower.placement(_replies({907: (1, "0123456789abcdef"), 12: (0, code)}), 5)
+
+
+def test_a_superlink_running_another_checkouts_fssl_core_is_refused_naming_what_to_stop():
+    from fssl_core import __version__
+    flower.refuse_other_code("")                                   # flwr run by hand: nothing to compare
+    flower.refuse_other_code(f"{__version__}:{flower.code_digest()}")
+    with pytest.raises(ConfigError, match=r"^fssl-code=0.0.9:abc: this SuperLink runs another fssl_core .* stop that "
+                                          r"SuperLink \(pkill -f flower-superlink\) and submit again"):
+        flower.refuse_other_code("0.0.9:abc")
 
 
 @requires_mnist
-def test_a_run_the_engine_trains_as_a_cohort_is_refused():
+def test_a_run_the_engine_trains_as_a_cohort_is_refused_from_python():
     with pytest.raises(ConfigError, match="trainer='auto'.*as one cohort.*use trainer='sequential'"):
         flower.refuse_cohort(cfg := _config("fedavg", trainer="auto"), flower.federation(cfg))
 
 
 def _simulate(configs: list[RunConfig], store: RunStore, tracker=None) -> dict:
-    """Run `configs` one after another in one Flower simulation (one supernode per client), recorded in
-    `store`; Flower's simulation from Python (run_simulation, deprecated for users: they `flwr run`)."""
+    """Run `configs` one after another in one Flower simulation on Flower's default 2 supernodes (2 clients a
+    node and more), recorded in `store`; Flower's simulation from Python (run_simulation, deprecated for users:
+    they `flwr run`)."""
     from flwr.simulation import run_simulation
     app, results = ServerApp(), {}
 
@@ -98,7 +139,7 @@ def _simulate(configs: list[RunConfig], store: RunStore, tracker=None) -> dict:
         for cfg in configs:
             results[cfg.run_id] = flower.run_federated(grid, cfg, store, progress=False, tracker=tracker)
 
-    run_simulation(server_app=app, client_app=flower.client, num_supernodes=max(c.clients for c in configs),
+    run_simulation(server_app=app, client_app=flower.client, num_supernodes=NODES,
                    backend_config={"client_resources": {"num_cpus": 1, "num_gpus": 0.0}})
     assert set(results) == {c.run_id for c in configs}, "the simulation ended early (Flower's log above says why)"
     return results
@@ -152,20 +193,37 @@ def test_a_flower_run_resumes_from_its_checkpoint_and_is_tracked_as_the_engine_d
 
 
 @requires_mnist
-def test_flwr_run_trains_the_app_into_the_store(tmp_path):
-    """As a Flower user runs it: `flwr run flower-app` with --run-config overrides, on a local SuperLink that
-    Flower starts (flower_expected.flwr_run: in a Flower home of its own, stopped after)."""
+def test_flwr_run_trains_the_app_into_the_store_and_exits_as_run_does(tmp_path):
+    """As a Flower user runs it: `python -m fssl_core flower flower-app --run-config "..."` (flwr run, then a wait
+    for the run's end) on Flower's default federation, a local SuperLink that Flower starts (flower_expected.
+    flwr_run: in a Flower home of its own, stopped after). The run is the engine's sequential run; one round
+    from too few labels ends at chance, recorded, and the command exits 3 with its line."""
     if shutil.which("flwr", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("no flwr command beside this Python")
     if superlinks():
         pytest.skip("a local Flower SuperLink runs already (its port is the one this test would use)")
-    cfg = _config("fedavg", rounds=2)
-    _, output = flwr_run(cfg, tmp_path / "runs")
-    assert "ServerApp-side Evaluate Metrics" in output and "accuracy" in output
+    cfg = _config("fedavg", rounds=3, trainer="auto", partition="iid", labeled_ratio=0.5, local_epochs=2)
+    _, output, status = flwr_run(cfg, tmp_path / "runs")
+    assert status == 0 and "ServerApp-side Evaluate Metrics" in output and "accuracy" in output
+    assert "4 clients on 2 nodes" in output
     assert superlinks() == [], "the SuperLink flwr run started outlived it"
-    ours = RunStore(tmp_path / "runs").load(cfg)
-    theirs = train(cfg, RunStore(tmp_path / "engine"), progress=False)
+    ours = RunStore(tmp_path / "runs").load(flower.flower_trainer(cfg))
+    theirs = train(cfg.replace(trainer="sequential"), RunStore(tmp_path / "engine"), progress=False)
     assert _timeless(ours.metrics) == _timeless(theirs.metrics)
+    chance = _config("fedavg", rounds=1, labeled_ratio=0.01, trainer="auto")
+    _, output, status = flwr_run(chance, tmp_path / "runs", check=False)
+    assert status == 3 and output.splitlines()[-1].startswith("error: fedavg mnist") and "at-chance" in output
+    assert RunStore(tmp_path / "runs").load(flower.flower_trainer(chance)).status == "at-chance"
+
+
+def test_a_refused_flower_config_exits_2_with_its_one_line_before_anything_is_submitted():
+    for overrides, line in [("num-server-rounds=-1", "error: Flower run config: num-server-rounds=-1: must be an "
+                                                     "integer within [1, 1000000]"),
+                            ("rounds=3", "error: Flower run config: rounds: not a key of this app; it is "
+                                         "'num-server-rounds' here (Flower's name for the rounds)")]:
+        done = subprocess.run([sys.executable, "-m", "fssl_core", "flower", str(APP), "--run-config", overrides],
+                              capture_output=True, text=True, env={**os.environ, "PATH": ""})   # no flwr reachable
+        assert (done.returncode, done.stderr.strip()) == (2, line)
 
 
 def _summary(summary: dict) -> dict:

@@ -1,4 +1,4 @@
-"""The Flower app's expected results (integrations/README.md) are what its command measured: the CSV's Flower
+"""The Flower app's expected results (flower-app/README.md) are what its command measured: the CSV's Flower
 rows are the committed Flower records of the configs the command names, equal round by round to the engine's
 rows beside them, and the README's table and figure are rendered from that CSV."""
 from pathlib import Path
@@ -7,7 +7,7 @@ from fssl_core.integrations import flower_expected as expected
 from fssl_core.store import ENV, RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "fssl_core" / "integrations" / "README.md"
+README = ROOT / "flower-app" / "README.md"
 BEGIN, END = "<!-- flower-expected:start -->", "<!-- flower-expected:end -->"
 
 

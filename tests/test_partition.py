@@ -1,5 +1,6 @@
 """Partitions are checked on their defining properties: disjoint, complete, the paper's sizes,
 classes per client, server balance, Dirichlet concentration, streaming parts, seeding, errors."""
+import importlib.util
 import json
 import re
 
@@ -33,8 +34,13 @@ SMALL_ARGS = {
     'server_lda': dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5),
     'streaming_dirichlet': dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5,
                                 stream_parts=3),
+    'flwr_datasets': dict(labeled_ratio=0.1, flwr_partitioner="DirichletPartitioner(partition_by='label', alpha=0.5)"),
 }
 assert set(SMALL_ARGS) == set(PARTITIONS)
+# flwr_datasets builds a Flower Datasets partitioner: without the [flower] extra its cases are skipped
+HAVE_FLOWER = importlib.util.find_spec('flwr_datasets') is not None
+EVERY = [pytest.param(name, marks=pytest.mark.skipif(name == 'flwr_datasets' and not HAVE_FLOWER,
+                                                     reason='needs flwr-datasets')) for name in PARTITIONS]
 
 MNIST = balanced_labels(10, 6000)        # shaped like MNIST's 60,000 training labels
 
@@ -62,7 +68,7 @@ def classes(labels: np.ndarray, indices: np.ndarray) -> set:
 
 # ---------------------------------------------------------------- every partition
 
-@pytest.mark.parametrize('name', PARTITIONS)
+@pytest.mark.parametrize('name', EVERY)
 def test_disjoint_complete_and_sorted(name):
     p = small(name)
     assert len(p.clients) == K_SMALL
@@ -74,7 +80,7 @@ def test_disjoint_complete_and_sorted(name):
             assert np.all(np.diff(c.unlabeled) > 0)
 
 
-@pytest.mark.parametrize('name', PARTITIONS)
+@pytest.mark.parametrize('name', EVERY)
 def test_same_seed_same_arrays_other_seed_other_arrays(name):
     a, b, c = small(name, seed=3), small(name, seed=3), small(name, seed=4)
     np.testing.assert_array_equal(a.server_labeled, b.server_labeled)
@@ -85,7 +91,7 @@ def test_same_seed_same_arrays_other_seed_other_arrays(name):
 
 
 @settings(max_examples=40, deadline=None)
-@given(name=st.sampled_from(PARTITIONS),
+@given(name=st.sampled_from([n for n in PARTITIONS if HAVE_FLOWER or n != 'flwr_datasets']),
        class_sizes=st.lists(st.integers(20, 50), min_size=3, max_size=6),
        num_clients=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
 def test_disjoint_and_complete_on_unbalanced_classes(name, class_sizes, num_clients, seed):
@@ -103,6 +109,7 @@ def test_disjoint_and_complete_on_unbalanced_classes(name, class_sizes, num_clie
         'server_lda': dict(labeled_ratio=0.05, dirichlet_alpha=0.3),
         'streaming_dirichlet': dict(server_labeled=12, server_balanced=True, dirichlet_alpha=0.3,
                                     min_client_size=1, stream_parts=2),
+        'flwr_datasets': dict(labeled_ratio=0.2, flwr_partitioner='IidPartitioner()'),
     }[name]
     p = build_partition(name, labels, num_classes=len(class_sizes), num_clients=num_clients,
                         seed=seed, **kwargs)
@@ -330,7 +337,7 @@ def test_counts_by_eye_and_json_round_trip():
     assert json.loads(json.dumps(counts)) == counts
 
 
-@pytest.mark.parametrize('name', PARTITIONS)
+@pytest.mark.parametrize('name', EVERY)
 def test_counts_add_up(name):
     counts = small(name).counts(SMALL, 10)
     totals = np.array([int(v) for v in counts['server']['labeled'].values()])

@@ -5,12 +5,14 @@ import inspect
 import re
 from pathlib import Path
 
+from fssl_core.integrations import mlflow_fields
+from fssl_core.integrations.mlflow_track import MlflowTracker
 from fssl_core.perf import bench, gpu_check
 from fssl_core.perf.gpu_check_report import GRACE_S
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fssl_core" / "papers").glob("*/README.md")),
-         ROOT / "fssl_core" / "integrations" / "README.md"]
+         ROOT / "fssl_core" / "integrations" / "README.md", ROOT / "flower-app" / "README.md"]
 MEASURE = re.compile(r"(?<![\w.])\d[\d,.]*\s?(?:-\s?\d[\d,.]*\s?)?(?:s|min|h|%|×|ms|GB|MB|GiB|runs/h|seconds|minutes|hours)(?!\w)")
 # a constant of the code a page explains, as the page writes it -> what the code holds
 CONSTANTS = {
@@ -19,6 +21,9 @@ CONSTANTS = {
         "35%": gpu_check.SHARES["bench"] == 0.35, "30%": gpu_check.SHARES["throughput"] == 0.30,
         "360 s": inspect.signature(gpu_check.run_check).parameters["budget"].default == 360.0,
         "108 s": round(360 * gpu_check.SHARES["throughput"]) == 108 and GRACE_S > 0,
+    },
+    "fssl_core/integrations/README.md": {
+        "5 s": mlflow_fields.FIRST_CONTACT["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "5" and MlflowTracker.FLUSH_STALL_S == 5.0,
     },
     "docs/speed.md": {
         "3 seconds": bench.CUDA_STEPS["seconds"] == 3.0, "3 s": bench.CUDA_STEPS["seconds"] == 3.0,

@@ -24,7 +24,7 @@ from ..run_config import RunConfig
 from ..data.augment import augment_spec_for
 from ..data.datasets import ImageData, load_dataset, resplit
 from ..data.partition import Partition, build_partition, partition_arguments
-from ..models import build_model, count_parameters
+from ..models import MODELS, build_model, count_parameters
 from . import gpu_defaults
 from ..learning import precision
 from ..learning.cohort import stack_nets, train_cohort, unstack_nets
@@ -72,6 +72,27 @@ def resolve_device(name: str) -> torch.device:
         raise DeviceUnavailable("RunConfig.device='cuda': no CUDA device is available here "
                                 "(torch.cuda.is_available() is False); use device='cpu'")
     return torch.device(name)
+
+
+def trains_as_cohort(cfg: RunConfig, device: torch.device | None = None) -> bool:
+    """Whether `cfg` trains a round's clients as one cohort, on `device` (default: the config's own).
+
+    'auto' picks the faster trainer, as measured by `python -m fssl_core bench`: on CPU the cohort
+    for a network with a grouped formulation (MNIST CNN: 2.3× the sequential trainer for FedAvg,
+    2.2× for FedSiam-D; the authors' MNIST CNN, with its dropout), else the sequential trainer
+    (FedSiam's CIFAR CNN: the vmapped cohort ran 0.67× its speed); on CUDA what the GPU's committed
+    bench rows say (gpu_defaults.cohort; a GPU never measured gets the cohort, as a fallback).
+    Cohort and sequential results agree to float tolerance (tests/test_cohort.py), not bit for bit.
+    A function of the config and the device alone (the network's class, no data): the Flower app asks it
+    before it builds anything (integrations/flower.py)."""
+    if cfg.trainer != AUTO:
+        return cfg.trainer == "cohort"      # 'cohort' only for an algorithm that supports it (RunConfig)
+    if not ALGORITHMS[cfg.algorithm].cohort:
+        return False
+    device = resolve_device(cfg.device) if device is None else device
+    if device.type == "cuda":
+        return gpu_defaults.cohort(torch.cuda.get_device_name(device))[0]
+    return MODELS[cfg.model].grouped_op is not None
 
 
 @dataclass(eq=False)
@@ -133,22 +154,8 @@ class Federation:
 
     @property
     def cohort(self) -> bool:
-        """Whether this run trains a round's clients as one cohort (RunConfig.trainer).
-
-        'auto' picks the faster trainer, as measured by `python -m fssl_core bench`: on CPU the cohort
-        for a network with a grouped formulation (MNIST CNN: 2.3× the sequential trainer for FedAvg,
-        2.2× for FedSiam-D; the authors' MNIST CNN, with its dropout), else the sequential trainer
-        (FedSiam's CIFAR CNN: the vmapped cohort ran 0.67× its speed); on CUDA what the GPU's committed
-        bench rows say (gpu_defaults.cohort; a GPU never measured gets the cohort, as a fallback).
-        Cohort and sequential results agree to float tolerance (tests/test_cohort.py), not bit for bit."""
-        wanted = self.cfg.trainer      # 'cohort' only for an algorithm that supports it (RunConfig)
-        if wanted == AUTO:
-            if not self.algorithm.cohort:
-                return False
-            if self.ctx.device.type == "cuda":
-                return gpu_defaults.cohort(torch.cuda.get_device_name(self.ctx.device))[0]
-            return self.ctx.model.grouped_op is not None
-        return wanted == "cohort"
+        """Whether this run trains a round's clients as one cohort (RunConfig.trainer; `trains_as_cohort`)."""
+        return trains_as_cohort(self.cfg, self.ctx.device)
 
     # --- state ----------------------------------------------------------------------------------
     def initial_state(self) -> State:

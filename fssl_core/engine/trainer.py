@@ -48,7 +48,8 @@ class Tracker(Protocol):
     `since` the wall time (time.time()) this session of the run began; `round_finished`: round `round`
     is recorded with `row`; `finished`: result.json is written with `summary`; `stopped`: training ended
     without a result (`error`: a KeyboardInterrupt for an interrupt or SIGTERM, else what was raised),
-    also for a run it never saw start. A tracker must not raise for its own failures: the run trains on."""
+    also for a run it never saw start. A tracker must not raise for its own failures, nor keep a round
+    waiting on them (mlflow_track.py calls MLflow from a thread of its own): the run trains on."""
 
     def started(self, cfg: RunConfig, run_dir: Path, rows: list[dict], since: float) -> None: ...
 

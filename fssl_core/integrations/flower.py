@@ -7,37 +7,41 @@ How a round is split, so that it computes what fssl's engine computes (engine.Fe
   `aggregate_train` puts the uploads back in client order, aggregates, runs the server's hooks after it and
   records the round's row and checkpoint, as the engine's trainer does. The round's test metrics (the global
   model on the test set, at the server, as fssl evaluates) are Flower's server-side evaluate metrics.
-- Supernode k holds client k's partition (its `partition-id`); the server sends client k's payload to the
-  node that says it holds client k. The ClientApp builds the run's data once per process and runs
-  `Federation.train_client`: client k's local training on its own (seed, round, client) stream.
+- Client k trains on node k mod N (FsslStrategy.place_clients): many clients a node where the federation has
+  fewer nodes than clients, as Flower's default federation (2 nodes) has. The ClientApp builds the run's data
+  once per process and runs `Federation.train_client`: client k's local training on its own (seed, round,
+  client) stream, whichever node it runs on.
 - Payloads cross as an ArrayRecord (tensors as they are, nested keys joined by '/', list items by index) and a
   ConfigRecord (numbers that are not tensors, e.g. SemiFL's selection rate; where the lists are, e.g. FedMatch's
   helpers), so each side sees the other's objects.
 
-A Flower client trains alone, one after another: the app's runs are the engine's `trainer='sequential'`
-runs, with the same run identity and records (env.json's `executor` says "flower"); `trainer='cohort'`, and
-'auto' where the engine would train a cohort, are refused. On CPU every round's metrics and the final state
-equal the engine's (tests/test_flower.py). The run's configuration is the app's run config: every RunConfig
-field (pyproject's [tool.flwr.app.config], tested to hold RunConfig's defaults), `runs` (the store; "" for
-$FSSL_RUNS or ./runs), `progress`, and `track_uri`/`track_experiment` (MLflow while training; "": none).
+A Flower client trains alone, one after another: the app's runs are the engine's sequential runs, with the
+same run identity and records (env.json's `executor` says "flower"). `flower_trainer` keeps the CLI's default
+('auto') where the engine trains clients one by one too, and makes the run `trainer='sequential'`'s where
+'auto' would train a cohort; 'cohort' is refused. On CPU every round's metrics and the final state equal the
+engine's (tests/test_flower.py). The run's configuration is the app's run config, in Flower's keys
+(flower_keys.py); `python -m fssl_core flower` (flower_submit.py) submits it and exits as `run` does.
 """
 from __future__ import annotations
 
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 
+from .. import __version__
 from ..algorithms.base import Payload, State, Upload
-from ..config import ConfigError
-from ..engine.federation import Federation, payload_bytes
+from ..config import AUTO, ConfigError
+from ..engine.federation import Federation, payload_bytes, trains_as_cohort
 from ..engine.trainer import Tracker
 from ..learning.training import Diverged
 from ..run_config import RunConfig
 from ..store import DIVERGED, OK, RunStore, describe
 from ..store.run_store import RunRecorder, RunResult
+from .flower_keys import NOT_A_RESULT, REFUSED, code_digest, run_config_of
 
 try:
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
@@ -50,7 +54,6 @@ except ImportError:             # pragma: no cover - said once, where it is used
 SEP = "/"
 EMPTY, SEQUENCES = SEP, SEP * 2             # the ConfigRecord keys of a payload's empty dicts, lists and tuples
 EXECUTOR = "flower"
-APP_KEYS = ("runs", "progress", "track_uri", "track_experiment")   # the app's run-config keys beyond RunConfig's
 SCALARS = (bool, int, float)
 federations: dict[str, Federation] = {}    # run id -> Federation, one per process (its data loaded once)
 
@@ -132,24 +135,32 @@ def unpack(arrays: ArrayRecord, numbers: ConfigRecord, device: torch.device) -> 
 
 
 # --- the run's configuration -----------------------------------------------------------------------------
-def app_config(run_config: Mapping[str, Any]) -> tuple[RunConfig, RunStore, bool]:
-    """The RunConfig, run store and progress flag that a Flower run config (the app's defaults with the
-    `--run-config` overrides) names. Refuses a key that is neither a RunConfig field nor one of APP_KEYS."""
-    fields = RunConfig().to_dict()
-    unknown = sorted(set(run_config) - set(fields) - set(APP_KEYS))
-    if unknown:
-        raise ConfigError(f"Flower run config: {', '.join(unknown)}: not RunConfig fields nor {', '.join(APP_KEYS)}")
-    # a value equal to RunConfig's default is left to RunConfig, whose defaults may follow other fields (the
-    # network follows the data set): the app's config lists every field, so each arrives, changed or not
-    cfg = RunConfig.from_dict({k: v for k, v in run_config.items() if k in fields and v != fields[k]})
-    runs = str(run_config.get("runs", ""))
-    return cfg, RunStore(runs or None), bool(run_config.get("progress", True))
+def app_config(run_config: Mapping[str, Any]) -> tuple[RunConfig, RunStore, dict[str, Any]]:
+    """The RunConfig, run store and app options (flower_keys.APP_OPTIONS) that a Flower run config (the app's
+    defaults fused with the `--run-config` overrides, under Flower's keys: flower_keys.py) names, with the
+    trainer this app can run (`flower_trainer`)."""
+    cfg, options = run_config_of(run_config)
+    return flower_trainer(cfg), RunStore(str(options["runs"]) or None), options
+
+
+def flower_trainer(cfg: RunConfig) -> RunConfig:
+    """`cfg` as a Flower app trains it: its clients one by one, each on a node. Where the CLI's default
+    ('auto') trains them one by one too, the config is the CLI's, run id and record included; where 'auto'
+    would train a round's clients as one cohort (whose floats differ from the sequential trainer's in the last
+    bits: tests/test_cohort.py), the run is the sequential trainer's, under that trainer's own run id, which
+    `python -m fssl_core run ... trainer=sequential` shares. An explicit trainer='cohort' is refused."""
+    if cfg.trainer == "cohort":
+        raise ConfigError("Flower run config: trainer='cohort': a Flower client trains alone, not as one cohort; "
+                          "use trainer='auto' or 'sequential'")
+    if cfg.trainer == AUTO and trains_as_cohort(cfg):
+        return cfg.replace(trainer="sequential")
+    return cfg
 
 
 def refuse_cohort(cfg: RunConfig, fed: Federation) -> None:
     if fed.cohort:
         raise ConfigError(f"RunConfig.trainer={cfg.trainer!r}: the engine trains this run's clients as one cohort, "
-                          "and a Flower client trains alone; use trainer='sequential'")
+                          "and a Flower client trains alone; use trainer='sequential' (flower_trainer)")
 
 
 # --- the server ----------------------------------------------------------------------------------------
@@ -176,25 +187,21 @@ class FsslStrategy(Strategy):
         print(f"[flower] fssl {describe(self.cfg)}: {self.cfg.clients} clients, {self.cfg.clients_per_round} a "
               f"round, rounds {self.done + 1}..{self.cfg.rounds}", file=sys.stderr)
 
-    def locate_clients(self, grid: Grid, wait: float = 120.0) -> None:
-        """Ask every node which client's partition it holds (once `clients` nodes have joined)."""
-        deadline = time.monotonic() + wait
-        while len(grid.get_node_ids()) < self.cfg.clients and time.monotonic() < deadline:
-            time.sleep(0.2)
-        asks = [Message(content=RecordDict(), dst_node_id=node, message_type="query") for node in grid.get_node_ids()]
-        for reply in grid.send_and_receive(asks):
-            if reply.has_error():
-                raise RuntimeError(f"[flower] node {reply.metadata.src_node_id}: {reply.error.reason}")
-            self.node_of[int(reply.content["config"]["client"])] = reply.metadata.src_node_id
-        missing = sorted(set(range(self.cfg.clients)) - set(self.node_of))
-        if missing:
-            raise ConfigError(f"[flower] no node holds clients {missing[:5]}{'...' if len(missing) > 5 else ''}: "
-                              f"the federation needs num-supernodes >= clients={self.cfg.clients}")
+    def place_clients(self, grid: Grid) -> None:
+        """Client k trains on node k mod N, the N nodes ordered by the partition they report (Flower's
+        simulation numbers them 0..N-1; a deployed node without one is ordered by its node id): many clients a
+        node where the federation has fewer nodes than clients (Flower's default federation has 2). Any node can
+        train any client: a ClientApp builds the run's data from the config the server sends."""
+        nodes = wait_for_nodes(grid)
+        asks = [Message(content=RecordDict({"config": ConfigRecord({"code": code_digest()})}), dst_node_id=node,
+                        message_type="query") for node in nodes]
+        self.node_of = placement(grid.send_and_receive(asks), self.cfg.clients)
+        print(f"[flower] {self.cfg.clients} clients on {len(set(self.node_of.values()))} nodes", file=sys.stderr)
 
     def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord,
                         grid: Grid) -> list[Message]:
         if not self.node_of:
-            self.locate_clients(grid)
+            self.place_clients(grid)
         fed, algo, round = self.fed, self.fed.algorithm, self.done + server_round
         self.round_start = time.perf_counter()
         fed.server_begin(self.state, round)
@@ -265,6 +272,41 @@ def _evaluated(key: str) -> bool:
     return key == "accuracy" or key.startswith("test_")
 
 
+def placement(replies, clients: int) -> dict[int, int]:
+    """Client -> node from the nodes' replies to the server's query (each its partition and code digest): client
+    k on node k mod N, the N nodes by partition, then node id. A node running other code than the server is
+    refused: its clients would train by other code than the run's record says."""
+    order, other_code = {}, []
+    for reply in replies:
+        if reply.has_error():
+            raise RuntimeError(f"[flower] node {reply.metadata.src_node_id}: {reply.error.reason}")
+        said, node = reply.content["config"], reply.metadata.src_node_id
+        order[node] = (int(said["partition"]), node)
+        if str(said["code"]) != code_digest():
+            other_code.append(f"{node} ({str(said['code'])[:12]})")
+    if other_code:
+        raise ConfigError(f"[flower] nodes {', '.join(other_code)} run another fssl_core than the server's "
+                          f"({code_digest()[:12]}, code_digest): install this checkout's fssl_core on every SuperNode")
+    ordered = sorted(order, key=order.get)
+    return {client: ordered[client % len(ordered)] for client in range(clients)}
+
+
+def wait_for_nodes(grid: Grid, settle: float = 1.0, wait: float = 120.0) -> list[int]:
+    """The nodes of the federation once their number has held for `settle` seconds (a simulation registers its
+    nodes at its start; a deployment's join as they connect); waits up to `wait` seconds for a first one."""
+    deadline, nodes, since = time.monotonic() + wait, [], time.monotonic()
+    while time.monotonic() < deadline:
+        now = sorted(grid.get_node_ids())
+        if now != nodes:
+            nodes, since = now, time.monotonic()
+        elif nodes and time.monotonic() - since >= settle:
+            return nodes
+        time.sleep(0.1)
+    if not nodes:
+        raise RuntimeError(f"[flower] no node joined the federation in {wait:.0f} s")
+    return nodes
+
+
 def run_federated(grid: Grid, cfg: RunConfig, store: RunStore, progress: bool = True,
                   tracker: Tracker | None = None) -> RunResult:
     """Train `cfg` on the grid's nodes into `store`: the finished run read back, else trained (resumed from
@@ -287,20 +329,48 @@ def run_federated(grid: Grid, cfg: RunConfig, store: RunStore, progress: bool = 
             raise
 
 
+def refuse_other_code(submitted: str) -> None:
+    """The submitting checkout's fssl_core (`python -m fssl_core flower` passes its version and code digest as
+    `fssl-code`) against the one this ServerApp runs: a SuperLink started from another checkout or environment
+    would train by other code, into another store, than the submitter's."""
+    mine = f"{__version__}:{code_digest()}"
+    if submitted and submitted != mine:
+        raise ConfigError(f"fssl-code={submitted[:22]}: this SuperLink runs another fssl_core ({mine[:22]}, from "
+                          f"{Path(__file__).resolve().parents[1]}) than the submitting checkout's: stop that SuperLink "
+                          "(pkill -f flower-superlink) and submit again, which starts one from this checkout")
+
+
+class Refused(Exception):
+    """A run config the app refuses. Its message, one line, is what Flower records as the run's failure
+    (`flwr ls --run-id N`: "... failed with exception: fssl refused: ..."), which `python -m fssl_core flower`
+    turns into exit status 2."""
+
+
+class NotAResult(Exception):
+    """A run that finished, and is recorded, but diverged or ended at chance: Flower records the run as failed
+    ("fssl not a result: ..."), which `python -m fssl_core flower` turns into exit status 3, as `run` exits."""
+
+
 server = ServerApp()
 
 
 @server.main()
 def serve(grid: Grid, context: Context) -> None:
-    cfg, store, progress = app_config(context.run_config)
+    try:
+        cfg, store, options = app_config(context.run_config)
+        refuse_other_code(str(options["fssl-code"]))
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise Refused(f"{REFUSED}{err}") from None
     tracker = None
-    if context.run_config.get("track_uri"):
+    if options["track-uri"]:
         from .mlflow_track import MlflowTracker
-        tracker = MlflowTracker(str(context.run_config["track_uri"]),
-                                str(context.run_config.get("track_experiment") or "fssl"))
-    result = run_federated(grid, cfg, store, progress, tracker)
-    print(f"[flower] {describe(cfg)}: {result.status}, accuracy {result.accuracy}%, run {cfg.run_id} in "
-          f"{store.root}", file=sys.stderr)
+        tracker = MlflowTracker(str(options["track-uri"]), str(options["track-experiment"] or "fssl"))
+    result = run_federated(grid, cfg, store, bool(options["progress"]), tracker)
+    line = f"{describe(cfg)}: {result.status}, accuracy {result.accuracy}%, run {cfg.run_id} in {store.root}"
+    print(f"[flower] {line}", file=sys.stderr)
+    if result.status != OK:
+        raise NotAResult(f"{NOT_A_RESULT}{line}")
 
 
 # --- the clients ---------------------------------------------------------------------------------------
@@ -309,7 +379,10 @@ client = ClientApp()
 
 @client.query()
 def where(msg: Message, context: Context) -> Message:
-    return Message(content=RecordDict({"config": ConfigRecord({"client": int(context.node_config["partition-id"])})}),
+    """The node's place among the federation's nodes: its partition where it has one (Flower's simulation
+    gives each node `partition-id`), else -1 (ordered by node id); and the digest of the fssl_core it runs."""
+    partition = int(context.node_config.get("partition-id", -1))
+    return Message(content=RecordDict({"config": ConfigRecord({"partition": partition, "code": code_digest()})}),
                    reply_to=msg)
 
 
@@ -317,8 +390,6 @@ def where(msg: Message, context: Context) -> Message:
 def train(msg: Message, context: Context) -> Message:
     info = msg.content["config"]
     client_id = int(info["client"])
-    if client_id != int(context.node_config["partition-id"]):
-        raise RuntimeError(f"node holding client {context.node_config['partition-id']} was sent client {client_id}")
     cfg = RunConfig.from_dict(json.loads(str(info["run"])))
     fed = federation(cfg)
     payload = unpack(msg.content["payload"], msg.content["numbers"], fed.device)

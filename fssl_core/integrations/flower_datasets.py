@@ -1,10 +1,12 @@
 """fssl's partitions as Flower Datasets partitioners (`pip install -e '.[flower]'`), over a local Dataset.
 
     from fssl_core.integrations.flower_datasets import FsslPartitioner
-    partitioner = FsslPartitioner("noniid2", num_partitions=100, seed=0, labeled_ratio=0.1)
+    partitioner = FsslPartitioner("streaming_dirichlet", num_partitions=10, seed=0, server_labeled=1000,
+                                  server_balanced=True, dirichlet_alpha=0.1, stream_parts=10)
     partitioner.dataset = train         # a datasets.Dataset whose "label" column is a ClassLabel
-    client = partitioner.load_partition(3)    # client 3's rows; its column "labeled" marks the labeled ones
-    server = partitioner.server_set()         # the server's labeled rows (labels-at-server partitions)
+    client = partitioner.load_partition(3)              # client 3's rows; its column "labeled" marks the labeled ones
+    server = partitioner.server.load_partition(0)       # the server's labeled rows (labels-at-server partitions)
+    today = partitioner.in_round(server_round).load_partition(3)   # client 3's rows of Flower's round server_round
 
 `FsslPartitioner(name, ...)` reaches every partition of `fssl_core.data.partition.PARTITIONS`, with
 build_partition's arguments by keyword; `partitioner_for(cfg)` is the partitioner a RunConfig trains on and
@@ -12,13 +14,15 @@ build_partition's arguments by keyword; `partitioner_for(cfg)` is the partitione
 
 The partition is build_partition over the dataset's label column, computed once, on first use. Client k's
 rows are its labeled indices, then its unlabeled ones, each in fssl's order (sorted; a streamed client's
-unlabeled rows in stream order, whose round r part `partitioner.partition.unlabeled_in_round(k, r)` gives).
-Every row keeps its true label, as fssl's data does (fssl's engine hides the labels of unlabeled rows): a
-client trains on the labels of rows with labeled=True only. Flower's partition ids are the clients,
-0..num_partitions-1; the server's set has no id, `server_set()` gives it (no rows for labels-at-client
-partitions). `partition` is fssl's `Partition` itself, for its index arrays. Through Flower's
-`FederatedDataset`, pass shuffle=False: it shuffles the set (seed 42) before partitioning by default, and the
-rows are then not those fssl's indices name.
+unlabeled rows in stream order). Every row keeps its true label, as fssl's data does (fssl's engine hides the
+labels of unlabeled rows): a client trains on the labels of rows with labeled=True only. `partition` is fssl's
+`Partition` itself, for its index arrays.
+
+Flower's partition ids are the clients, 0..num_partitions-1. The server's labeled set (`partitioner.server`) and
+a round's part of each client (`partitioner.in_round(server_round)`) are Flower partitioners too, views of the
+same partition, read as a client is, `load_partition(partition_id)` (ServerPartitioner, RoundPartitioner).
+FederatedDataset shuffles the set (seed 42) before partitioning unless shuffle=False, and fssl's indices then
+name other rows: a dataset holding its table's rows in another order is refused in one line (`_build`).
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ except ImportError:             # pragma: no cover - said once, where it is used
     raise ImportError("fssl_core.integrations.flower_datasets needs Flower Datasets: "
                       "pip install -e '.[flower]'") from None
 
-LABELED = "labeled"   # the boolean column load_partition and server_set add: the row's label may be trained on
+LABELED = "labeled"   # the boolean column on every partition given here: the row's label may be trained on
 
 
 class FsslPartitioner(Partitioner):
@@ -85,17 +89,22 @@ class FsslPartitioner(Partitioner):
 
     def load_partition(self, partition_id: int) -> datasets.Dataset:
         """Client `partition_id`'s rows: its labeled ones (labeled=True), then its unlabeled ones."""
-        if not isinstance(partition_id, Integral) or isinstance(partition_id, bool) \
-                or not 0 <= partition_id < self._num_partitions:
-            raise PartitionError(f"FsslPartitioner.load_partition: partition_id={partition_id!r} must be an int "
-                                 f"within [0, {self._num_partitions - 1}] (a client; the server's set is server_set())")
-        split = self.partition.clients[int(partition_id)]
+        k = _partition_id("FsslPartitioner", partition_id, self._num_partitions, " (a client; the server's set is "
+                          "partitioner.server)")
+        split = self.partition.clients[k]
         return self._flagged.select(np.concatenate([split.labeled, split.unlabeled]))
 
-    def server_set(self) -> datasets.Dataset:
-        """The server's labeled rows (all labeled=True), sorted; no rows for a labels-at-client partition."""
-        server = self.partition.server_labeled
-        return self._flagged.select(server)
+    @property
+    def server(self) -> "ServerPartitioner":
+        """The server's labeled set as a Flower partitioner of one partition, id 0."""
+        return ServerPartitioner(self)
+
+    def in_round(self, server_round: int) -> "RoundPartitioner":
+        """The clients' rows of Flower's round `server_round` (>= 1) as a Flower partitioner, id k client k."""
+        if not isinstance(server_round, Integral) or isinstance(server_round, bool) or server_round < 1:
+            raise PartitionError(f"FsslPartitioner.in_round: server_round={server_round!r} must be an int >= 1 "
+                                 "(Flower's rounds count from 1)")
+        return RoundPartitioner(self, int(server_round))
 
     def _build(self) -> None:
         where = f"FsslPartitioner({self.name!r})"
@@ -114,6 +123,15 @@ class FsslPartitioner(Partitioner):
                                      f"(it is {feature!r}); give num_classes")
             num_classes = feature.num_classes
         labels = dataset.with_format("numpy", columns=[column])[:][column]
+        # A shuffle (FederatedDataset's default, Dataset.shuffle) keeps the table and adds an indices mapping, so
+        # the table's order is still readable: refused rather than undone, since a shuffle asked for is the
+        # user's (Dataset.flatten_indices() makes it the table's order, which is then partitioned as it stands).
+        in_table = np.asarray(dataset.data.column(column).to_numpy())
+        if in_table.size == labels.size and not np.array_equal(in_table, labels):
+            raise PartitionError(f"{where}: the dataset holds its table's rows in another order, as "
+                                 "FederatedDataset(..., shuffle=True) (its default) or Dataset.shuffle leave it, so "
+                                 "fssl's indices would name other rows; give FederatedDataset shuffle=False (or call "
+                                 "Dataset.flatten_indices() to partition the shuffled order as it stands)")
         partition = build_partition(self.name, labels, num_classes=num_classes, num_clients=self._num_partitions,
                                     seed=self.seed, **self.arguments)
         # Each row belongs to one party at most, so whether its label may be used is a property of the
@@ -124,6 +142,69 @@ class FsslPartitioner(Partitioner):
             flags[split.labeled] = True
         self._flagged = dataset.add_column(LABELED, flags)
         self._partition = partition
+
+
+def _partition_id(where: str, partition_id: Any, count: int, note: str = "") -> int:
+    if not isinstance(partition_id, Integral) or isinstance(partition_id, bool) or not 0 <= partition_id < count:
+        raise PartitionError(f"{where}.load_partition: partition_id={partition_id!r} must be an int within "
+                             f"[0, {count - 1}]{note}")
+    return int(partition_id)
+
+
+class _View(Partitioner):
+    """A Flower partitioner over what an FsslPartitioner computed: its dataset is the FsslPartitioner's, assigned
+    there (by hand or by FederatedDataset), never here."""
+
+    def __init__(self, of: FsslPartitioner) -> None:
+        super().__init__()
+        self._of = of
+
+    @property
+    def dataset(self) -> datasets.Dataset:
+        return self._of.dataset
+
+    @dataset.setter
+    def dataset(self, value: datasets.Dataset) -> None:
+        raise PartitionError(f"{type(self).__name__}.dataset: a view of an FsslPartitioner reads that partitioner's "
+                             "dataset; assign the dataset to the FsslPartitioner")
+
+    def is_dataset_assigned(self) -> bool:
+        return self._of.is_dataset_assigned()
+
+
+class ServerPartitioner(_View):
+    """`FsslPartitioner.server`: partition 0 is the server's labeled rows (all labeled=True), sorted; no rows
+    for a labels-at-client partition. A partitioner of its own rather than an extra client id: that id would
+    make num_partitions count the server, and a Flower app starts a node per partition."""
+
+    @property
+    def num_partitions(self) -> int:
+        return 1
+
+    def load_partition(self, partition_id: int) -> datasets.Dataset:
+        _partition_id("ServerPartitioner", partition_id, 1, " (the server's set is partition 0)")
+        server = self._of.partition.server_labeled
+        return self._of._flagged.select(server)
+
+
+class RoundPartitioner(_View):
+    """`FsslPartitioner.in_round(server_round)`: partition k is client k's labeled rows, then the unlabeled rows
+    it trains on in Flower's round server_round, fssl's round server_round - 1 (Flower counts rounds from 1,
+    Partition.unlabeled_in_round from 0); without streaming, all of them, as FsslPartitioner.load_partition."""
+
+    def __init__(self, of: FsslPartitioner, server_round: int) -> None:
+        super().__init__(of)
+        self.server_round = server_round
+
+    @property
+    def num_partitions(self) -> int:
+        return self._of.num_partitions
+
+    def load_partition(self, partition_id: int) -> datasets.Dataset:
+        k = _partition_id("RoundPartitioner", partition_id, self.num_partitions, " (a client)")
+        partition = self._of.partition
+        part = partition.unlabeled_in_round(k, self.server_round - 1)
+        return self._of._flagged.select(np.concatenate([partition.clients[k].labeled, part]))
 
 
 def partitioner_for(cfg: RunConfig) -> FsslPartitioner:

@@ -1,4 +1,4 @@
-"""The Flower app's expected results (integrations/README.md): `python -m fssl_core.integrations.flower_expected`.
+"""The Flower app's expected results (flower-app/README.md): `python -m fssl_core.integrations.flower_expected`.
 
 For each of EXPECTED's configs: `flwr run flower-app` trains it into the run store (a local SuperLink in a
 Flower home of its own, stopped after), timed from the command's start to its end; then fssl's engine trains
@@ -23,6 +23,7 @@ from pathlib import Path
 from ..engine.trainer import train
 from ..run_config import RunConfig
 from ..store import RunStore, describe
+from .flower_keys import app_overrides
 
 HERE = Path(__file__).resolve().parent
 APP = HERE.parents[1] / "flower-app"
@@ -37,30 +38,29 @@ EXPECTED = {"FedAvg": RunConfig(algorithm="fedavg", **COMMON),
 COLUMNS = ["method", "run_id", "side", "round", "accuracy", "wall_seconds", "machine"]
 
 
-def flwr_run(cfg: RunConfig, runs: Path) -> tuple[float, str]:
-    """Train `cfg` with `flwr run` into the store at `runs`, on a local SuperLink in a Flower home of its own,
-    stopped after; the command's wall seconds (SuperLink start included) and its output."""
-    flwr = shutil.which("flwr", path=str(Path(sys.executable).parent)) or shutil.which("flwr")
-    if flwr is None:
+def flwr_run(cfg: RunConfig, runs: Path, check: bool = True) -> tuple[float, str, int]:
+    """Train `cfg` as a Flower user runs the app, `python -m fssl_core flower flower-app --run-config "..."` (flwr
+    run, then a wait for the run's end) on Flower's default federation, into the store at `runs`, on a local
+    SuperLink in a Flower home of its own, stopped after; the command's wall seconds (SuperLink start included),
+    its output and its exit status (with `check`, anything but 0 or a run missing from the store ends here)."""
+    if shutil.which("flwr", path=str(Path(sys.executable).parent)) is None and shutil.which("flwr") is None:
         raise SystemExit("error: no `flwr` command: pip install -e '.[flower]'")
-    defaults = RunConfig().to_dict()
-    overrides = " ".join(f"{k}={json.dumps(v)}" for k, v in cfg.to_dict().items() if v != defaults[k])
     home = Path(tempfile.mkdtemp(prefix="fssl-flwr-home-"))
     env = {**os.environ, "FLWR_HOME": str(home), "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1",
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     start = time.perf_counter()
     try:
-        done = subprocess.run([flwr, "run", str(APP), "local", "--stream", "--run-config",
-                               f"{overrides} runs={json.dumps(str(runs.resolve()))} progress=false",
-                               "--federation-config", f"num-supernodes={cfg.clients} client-resources-num-cpus=1"],
+        done = subprocess.run([sys.executable, "-m", "fssl_core", "flower", str(APP), "--run-config",
+                               f"{app_overrides(cfg)} runs={json.dumps(str(runs.resolve()))} progress=false"],
                               env=env, capture_output=True, text=True)
     finally:
         stop_superlink(home)
         shutil.rmtree(home, ignore_errors=True)
-    if done.returncode != 0 or RunStore(runs).load(cfg) is None:
+    from .flower import flower_trainer        # the run the app trains for `cfg` (its trainer: flower_trainer)
+    if check and (done.returncode != 0 or RunStore(runs).load(flower_trainer(cfg)) is None):
         raise SystemExit(f"error: flwr run of {describe(cfg)} failed (exit {done.returncode}):\n"
                          f"{(done.stdout + done.stderr)[-3000:]}")
-    return time.perf_counter() - start, done.stdout + done.stderr
+    return time.perf_counter() - start, done.stdout + done.stderr, done.returncode
 
 
 def superlinks(home: Path | None = None) -> list[int]:
@@ -112,7 +112,7 @@ def measure(runs: Path | None = None) -> list[dict]:
                 raise SystemExit(f"error: {describe(cfg)} is in {runs} already: its Flower time would not be "
                                  f"measured; delete {RunStore(runs).dir(cfg)} first")
             print(f"[flower expected] {i}/{len(EXPECTED)} {method}: flwr run ...", file=sys.stderr)
-            flower_seconds, _ = flwr_run(cfg, runs)
+            flower_seconds, _, _ = flwr_run(cfg, runs)
             print(f"[flower expected] {i}/{len(EXPECTED)} {method}: fssl's engine ...", file=sys.stderr)
             start = time.perf_counter()
             engine = train(cfg, RunStore(scratch), progress=False)

@@ -18,6 +18,7 @@ fedanchor.txt):
 | server_dirichlet    | server  | per-class Dirichlet(μ) over clients, unequal sizes | FedMix non-IID         |
 | server_lda          | server  | per-client Dirichlet(α) over classes, equal sizes  | FedAnchor              |
 | streaming_dirichlet | server  | server_dirichlet, unlabeled cut into round parts   | FedMix journal F-MNIST |
+| flwr_datasets       | clients | a Flower Datasets partitioner's, γ labeled         | none (Flower Datasets) |
 
 Index arrays are sorted, but a streamed client's unlabeled set (stream_parts > 1), whose seeded order
 defines its parts; uneven sizes are spread as `np.array_split` does. Server, client-labeled and
@@ -31,6 +32,7 @@ from .at_clients import (client_dirichlet_partition, iid_partition, noniid1_part
                          noniid3_partition)
 from .at_server import (server_dirichlet_partition, server_iid_partition, server_lda_partition,
                         server_shards_partition, streaming_dirichlet_partition)
+from .flower import flwr_datasets_partition, partitioner_identity
 from .checks import DirichletDrawError, PartitionError
 from .config_rules import config_rules
 from .constructions import same_as_default, server_set_size
@@ -40,7 +42,8 @@ from .splits import ClientSplit, Partition
 
 __all__ = [
     'PARTITIONS', 'LABELS_AT', 'SAME_LABELED_SPLIT', 'ClientSplit', 'DirichletDrawError', 'Partition',
-    'PartitionError', 'build_partition', 'config_rules', 'partition_arguments', 'resplit_train_test', 'server_set_size',
+    'PartitionError', 'build_partition', 'config_rules', 'partition_arguments', 'partitioner_identity',
+    'resplit_train_test', 'server_set_size',
 ]
 
 _BUILDERS = {
@@ -54,6 +57,7 @@ _BUILDERS = {
     'server_dirichlet': server_dirichlet_partition,
     'server_lda': server_lda_partition,
     'streaming_dirichlet': streaming_dirichlet_partition,
+    'flwr_datasets': flwr_datasets_partition,
 }
 assert tuple(_BUILDERS) == PARTITIONS
 
@@ -62,7 +66,7 @@ def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clie
                     dirichlet_alpha: float | None = None, classes_per_client: int = 2,
                     stream_parts: int = 1, rich_clients: int = 10, rich_labeled_ratio: float = 0.55,
                     server_balanced: bool = False, stratified: bool = False,
-                    min_client_size: int = 10) -> Partition:
+                    min_client_size: int = 10, flwr_partitioner: str | None = None) -> Partition:
     """Build partition `name` (one of PARTITIONS) of the training set whose labels are `labels`.
 
     Dispatches to `<name>_partition` (see each for the paper's definition and the choices made).
@@ -82,6 +86,8 @@ def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clie
       min_client_size    Dirichlet partitions: redraw until every client has this many samples
       stream_parts       cut each client's unlabeled data into this many parts, one per round
                          (streaming_dirichlet needs >= 2; FedMix journal: 10); any partition may stream
+      flwr_partitioner   flwr_datasets: a Flower Datasets partitioner's call, as text
+                         ("DirichletPartitioner(partition_by='label', alpha=0.5)"; see flower.py)
     Arguments a partition does not use must stay at their defaults, else ValueError.
     """
     if name not in _BUILDERS:
@@ -90,7 +96,8 @@ def build_partition(name: str, labels: np.ndarray, *, num_classes: int, num_clie
              'dirichlet_alpha': dirichlet_alpha, 'classes_per_client': classes_per_client,
              'stream_parts': stream_parts, 'rich_clients': rich_clients,
              'rich_labeled_ratio': rich_labeled_ratio, 'server_balanced': server_balanced,
-             'stratified': stratified, 'min_client_size': min_client_size}
+             'stratified': stratified, 'min_client_size': min_client_size,
+             'flwr_partitioner': flwr_partitioner}
     uses = USES[name]
     for param, value in given.items():
         if param not in uses and not same_as_default(value, OPTIONAL[param]):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from ...config import COUNT
 from .constructions import server_set_size
+from .checks import PartitionError
+from .flower import EXAMPLE, check_call
 from .names import PARTITIONS, partition_arguments
 
 FIELD_RULES = {
@@ -127,7 +129,21 @@ def _noniid3_ratios(cfg, facts):
                 f"{cfg.clients - cfg.rich_clients} clients a labeled ratio of {poor:.4g}, which must be within [0, 1]")
 
 
+def _flower_partitioner(cfg, facts):
+    """flwr_datasets: the partitioner's call reads as one, and states clients, seed and partition_by as the run
+    does (data.partition.flower.check_call); whether flwr-datasets has the class is asked when the run is built."""
+    if cfg.partition != "flwr_datasets":
+        return None
+    if not cfg.flwr_partitioner:
+        return (f"flwr_partitioner='', partition='flwr_datasets': give the Flower Datasets partitioner's call, "
+                f"e.g. flwr_partitioner=\"{EXAMPLE}\"")
+    try:
+        check_call(cfg.flwr_partitioner, cfg.clients, cfg.seed, names=("clients", "seed"))
+    except PartitionError as err:
+        return str(err)
+
+
 def config_rules() -> tuple[dict, tuple]:
     return dict(FIELD_RULES), (_fields_the_partition_ignores, _server_set, _classes_per_client, _per_client_sizes,
                                _unlabeled_left, _server_trains, _streaming,
-                               _noniid3_ratios)
+                               _noniid3_ratios, _flower_partitioner)

@@ -6,7 +6,7 @@ from .checks import PartitionError
 
 PARTITIONS = (
     'iid', 'noniid1', 'noniid2', 'noniid3', 'client_dirichlet',
-    'server_iid', 'server_shards', 'server_dirichlet', 'server_lda', 'streaming_dirichlet',
+    'server_iid', 'server_shards', 'server_dirichlet', 'server_lda', 'streaming_dirichlet', 'flwr_datasets',
 )
 
 # Where each partition holds its labels: 'client' (labels-at-client, FedSiam's first scenario; the
@@ -15,7 +15,7 @@ PARTITIONS = (
 LABELS_AT = {
     'iid': 'client', 'noniid1': 'client', 'noniid2': 'client', 'noniid3': 'client', 'client_dirichlet': 'client',
     'server_iid': 'server', 'server_shards': 'server', 'server_dirichlet': 'server', 'server_lda': 'server',
-    'streaming_dirichlet': 'server',
+    'streaming_dirichlet': 'server', 'flwr_datasets': 'client',
 }
 assert tuple(LABELS_AT) == PARTITIONS
 
@@ -31,7 +31,7 @@ SAME_LABELED_SPLIT = {'noniid2': 'noniid1'}
 OPTIONAL = {
     'labeled_ratio': None, 'server_labeled': None, 'dirichlet_alpha': None,
     'classes_per_client': 2, 'stream_parts': 1, 'rich_clients': 10, 'rich_labeled_ratio': 0.55,
-    'server_balanced': False, 'stratified': False, 'min_client_size': 10,
+    'server_balanced': False, 'stratified': False, 'min_client_size': 10, 'flwr_partitioner': None,
 }
 SERVER_ARGUMENTS = ('labeled_ratio', 'server_labeled', 'server_balanced', 'stream_parts')
 USES = {
@@ -45,6 +45,7 @@ USES = {
     'server_dirichlet': SERVER_ARGUMENTS + ('dirichlet_alpha', 'min_client_size'),
     'server_lda': SERVER_ARGUMENTS + ('dirichlet_alpha',),
     'streaming_dirichlet': SERVER_ARGUMENTS + ('dirichlet_alpha', 'min_client_size'),
+    'flwr_datasets': ('labeled_ratio', 'flwr_partitioner', 'stream_parts'),
 }
 
 
