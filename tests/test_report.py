@@ -1,4 +1,5 @@
 """The report: notebook CSVs merged into REPORT.md and the README's results section."""
+from pathlib import Path
 import math
 
 import pandas as pd
@@ -431,3 +432,21 @@ def test_the_check_finds_a_row_naming_no_runs_and_a_missing_log(tmp_path):
     assert unlinked_published_rows(results) == {"fedsiam_table5.csv": 1}
     assert unproven_published_runs(results, RunStore(tmp_path / "runs")) == {
         "fedsiam_table5.csv": ["authors_code/lost.log"]}
+
+
+def test_the_readme_opens_with_one_sentence_per_paper_at_a_glance():
+    import pandas as pd
+    from fssl_core.report.page import at_a_glance
+    table = pd.DataFrame([
+        {"paper": "toy", "cells": 10, "at paper protocol": 3, "reduced only": 1, "within 1.5 points": 2,
+         "needs data": 6, "computed": 0, "claims holding": "1 of 4 tested (3 decided), 2 by construction"},
+        {"paper": "bare", "cells": 2, "at paper protocol": 0, "reduced only": 0, "within 1.5 points": 0,
+         "needs data": 2, "computed": 0, "claims holding": "—"}])
+    assert at_a_glance(table, {"toy": "Toy"}).splitlines() == [
+        "- **Toy**: 10 printed cells; 4 measured (3 at the paper's protocol and 1 at a reduced one only), 2 of them "
+        "within 1.5 points of the paper; 6 need data this machine lacks (CIFAR-10/100, SVHN); of 4 claims tested, 1 "
+        "hold and 3 are decided either way; besides, 2 by construction.",
+        "- **bare**: 2 printed cells; none measured; 2 need data this machine lacks (CIFAR-10/100, SVHN); no claim "
+        "tested."]
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert readme.index("<!-- at-a-glance:start -->") < readme.index("## The two commands")

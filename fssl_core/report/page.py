@@ -52,7 +52,50 @@ def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None =
                                                             notebooks=notebooks_of_tables(folder)))
     if profile_name not in SEPARATE_PROFILES:
         replace_readme_block(README_START, README_END, readme_summary(frame, far_cell_causes, claim_comparisons))
+        replace_readme_block(GLANCE_START, GLANCE_END, at_a_glance(summary(frame, far_cell_causes, claim_comparisons),
+                                                                   display_names or {}))
     return folder / "REPORT.md"
+
+
+GLANCE_START, GLANCE_END = "<!-- at-a-glance:start -->", "<!-- at-a-glance:end -->"
+
+
+def _claims_said(counted: str, away: bool) -> str:
+    """claims_counted's "k of n tested (d decided), rest" as a clause; `away`: tested where the paper's cells
+    were not measured (another data set, a reduced protocol), so not the paper's own verdicts."""
+    import re
+    found = re.match(r"(\d+) of (\d+) tested(?: \((\d+) decided\))?(?:, )?(.*)", counted)
+    if not found:
+        return "no claim tested"
+    held, tested, decided, rest = found.groups()
+    where = " (away from the paper's setting, at a reduced protocol)" if away else ""
+    return (f"of {tested} claims tested{where}, {held} hold and {decided or held} are decided either way"
+            + (f"; besides, {rest}" if rest else ""))
+
+
+def at_a_glance(table: pd.DataFrame, display_names: Mapping[str, str]) -> str:
+    """One plain sentence a paper, from its row of `summary`: its printed cells, how many were measured and at
+    which protocol, how many land within WITHIN_POINTS, how many wait for data this machine lacks, and how its
+    claims fell (claims_counted's words). The README opens with these."""
+    lines = []
+    for row in table.to_dict("records"):
+        name, measured = display_names.get(row["paper"], row["paper"]), row["at paper protocol"] + row["reduced only"]
+        said = [f"{row['cells']} printed cells"]
+        if measured:
+            protocols = " and ".join(part for part in (
+                f"{row['at paper protocol']} at the paper's protocol" if row["at paper protocol"] else "",
+                f"{row['reduced only']} at a reduced one only" if row["reduced only"] else "") if part)
+            said.append(f"{measured} measured ({protocols}), {row[f'within {WITHIN_POINTS:g} points']} of them within "
+                        f"{WITHIN_POINTS:g} points of the paper")
+        else:
+            said.append("none measured")
+        if row["needs data"]:
+            said.append(f"{row['needs data']} need data this machine lacks (CIFAR-10/100, SVHN)")
+        if row["computed"]:
+            said.append(f"{row['computed']} worked out from the paper's setting, no run")
+        said.append(_claims_said(str(row["claims holding"]), away=not measured))
+        lines.append(f"- **{name}**: " + "; ".join(said) + ".")
+    return "\n".join(lines)
 
 
 def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = None,

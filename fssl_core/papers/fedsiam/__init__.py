@@ -35,6 +35,7 @@ DISPLAY_NAMES = {
     "fedavg": "FedAvg", "fedavg_plus": "FedAvg+", "fedsem": "FedSem", "fedfixmatch": "FedFixMatch",
     "fedmatch": "FedMatch", "fedsiam_pi": "FedSiam-Π", "fedsiam_mt": "FedSiam-MT", "fedsiam_d": "FedSiam-D",
     "fedsiam_nosiam": "FedSiam-NoSiam", "fedsiam_d_mse": "FedSiam-D (MSE)", "fedsiam_d_kl": "FedSiam-D (KL)",
+    "fedsiam": "FedSiam",          # the paper itself (the README's sentence a paper: report.page.at_a_glance)
 }
 # The README's summary counts, of the published cells beyond report.WITHIN_POINTS, those with a cause under
 # the pre-registered rule (causes.PRE_REGISTERED, plus our seeds' spread from three seeds)
