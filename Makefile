@@ -3,7 +3,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real data: $FSSL_DATA if set, else the shared offline copy beside the checkout, else ./data.
 export FSSL_DATA ?= $(if $(wildcard ../shared/data),$(abspath ../shared/data),$(CURDIR)/data)
-PROFILE ?= headline
+# No PROFILE: rebuild the headline notebooks from the committed records (nothing to train in a clone), then
+# verify (every record proven, a random sample retrained within VERIFY_MINUTES, the claims said in words).
+# PROFILE=quick|paper|headline|smoke: plan and train that profile's runs, then its notebooks.
+PROFILE ?=
+VERIFY_MINUTES ?= 10
 
 .PHONY: reproduce test
 
@@ -14,7 +18,12 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 reproduce: $(VENV)/.installed
+ifeq ($(PROFILE),)
+	$(PY) -m fssl_core reproduce --profile headline
+	$(PY) -m fssl_core verify --minutes $(VERIFY_MINUTES)
+else
 	$(PY) -m fssl_core reproduce --profile $(PROFILE)
+endif
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q -rs

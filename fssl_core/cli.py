@@ -97,10 +97,15 @@ def cmd_records(args) -> None:
 
 def cmd_verify(args) -> int:
     from .job.verify import verify
-    if args.sample < 0:
+    if args.sample is not None and args.sample < 0:
         raise ConfigError(f"verify: --sample {args.sample}: must be 0 or more runs")
+    if args.minutes is not None and not 0 <= args.minutes < 10_000:
+        raise ConfigError(f"verify: --minutes {args.minutes:g}: must be within [0, 10000) minutes")
+    if args.sample is not None and args.minutes is not None:
+        raise ConfigError("verify: --sample and --minutes: give one (a count, or a time budget the count follows)")
     from .store import RunStore
-    done = verify(sample=args.sample, seed=args.seed, store=RunStore(args.runs))
+    done = verify(sample=1 if args.sample is None else args.sample, seed=args.seed, store=RunStore(args.runs),
+                  minutes=args.minutes)
     for line in [*(f"published rows name unproven runs: {v}" for v in done.unproven.values()), *done.mismatches]:
         print(f"error: {line}", file=sys.stderr)
     return 0 if done.ok else 1
@@ -248,7 +253,10 @@ def main(argv: list[str] | None = None) -> int:
         "verify", help="prove every record, retrain a random sample of the paper-protocol runs the published rows "
                        "name and compare each with its record (every metric, bit for bit), and say what the published "
                        "claims answer; exit 1 on a mismatch or an unproven run (fssl_core/job/verify.py)")
-    ver.add_argument("--sample", type=int, default=1, help="runs to retrain (default 1; 0: prove and answer only)")
+    ver.add_argument("--sample", type=int, default=None, help="runs to retrain (default 1; 0: prove and answer only)")
+    ver.add_argument("--minutes", type=float, default=None,
+                     help="instead of --sample: retrain as many drawn runs as their recorded training times fit in "
+                          "this budget, revised by this machine's pace as they go (make reproduce: 10)")
     ver.add_argument("--seed", type=int, default=0, help="the seed of the sample's draw (default 0)")
     ver.add_argument("--runs", default=None, help="run store directory (default: $FSSL_RUNS or ./runs)")
     ver.set_defaults(func=cmd_verify)

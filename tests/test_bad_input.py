@@ -37,6 +37,8 @@ CASES = [
     (["export", "mlflow", "--uri", "sqlite:////nonexistent-folder/m.db"], 2,
      "export mlflow: --uri 'sqlite:////nonexistent-folder/m.db': MLflow cannot use it (its folder /nonexistent-folder"),
     (["verify", "--sample", "-1"], 2, "verify: --sample -1: must be 0 or more runs"),
+    (["verify", "--minutes", "nan"], 2, "verify: --minutes nan: must be within [0, 10000) minutes"),
+    (["verify", "--sample", "2", "--minutes", "5"], 2, "verify: --sample and --minutes: give one"),
     (["run", "seed=" + "9" * 5000], 2, "RunConfig.seed=<5000 characters>: expected int of at most 4300 digits"),
     (["reproduce", "--until-decided", "--dry-run", "--profile", "paper", "--param", "seeds=[1]"], 2,
      "--until-decided: takes no --param, --only or --profile"),

@@ -65,3 +65,29 @@ def test_a_published_run_without_its_record_fails(tmp_path):
     done = verify(sample=1, store=RunStore(tmp_path / "runs"), folder=_published(tmp_path, "0123456789abcdef"),
                   say=lambda line: None)
     assert not done.ok and done.unproven == {"fedsiam_table5.csv": ["0123456789abcdef"]} and done.sample == []
+
+
+def test_a_time_budget_takes_each_drawn_run_whose_recorded_time_still_fits():
+    from fssl_core.job.verify import budgeted
+    recorded = {"a": 400.0, "b": 500.0, "c": 150.0, "d": 60.0}
+    assert budgeted(["a", "b", "c", "d"], recorded, 600) == ["a", "c"]        # b does not fit after a; d not after c
+    assert budgeted(["b", "d", "a"], recorded, 600) == ["b", "d"]
+    assert budgeted(["a"], recorded, 100) == []
+
+
+@requires_mnist
+def test_a_budget_stops_before_a_run_that_this_machines_pace_would_not_fit(tmp_path):
+    """Two tiny runs drawn: their recorded times fit the budget, but the first retrain's pace (a fake clock: 1000×
+    the recorded time) says the second would not, so it is not started and the line says so."""
+    store = RunStore(tmp_path / "runs")
+    second = TINY.replace(seed=7)
+    for cfg in (TINY, second):
+        train(cfg, store, progress=False)
+    folder = _published(tmp_path, f"{TINY.run_id} {second.run_id}")
+    recorded = sum(store.load(c).summary["seconds"] for c in (TINY, second))
+    ticks = iter(range(10_000))
+    clock = lambda: next(ticks) * recorded * 1000 / 3      # each call moves the fake clock on
+    said = []
+    done = verify(seed=0, store=store, folder=folder, say=said.append, minutes=recorded * 1.5 / 60, clock=clock)
+    assert len(done.sample) == 1 and done.ok
+    assert any("1 drawn run(s) not retrained" in line for line in said), said

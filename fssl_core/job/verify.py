@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,9 +59,22 @@ def same_rows(stored: list[dict], again: list[dict]) -> str | None:
     return None
 
 
-def verify(sample: int = 1, seed: int = 0, store: RunStore | None = None, folder: Path | None = None,
-           say=print) -> Verification:
-    """Prove, retrain `sample` runs drawn with `seed` from the paper-protocol rows' runs, compare, and answer."""
+def budgeted(order: list[str], recorded: dict[str, float], seconds: float) -> list[str]:
+    """The runs of `order` (a random order) to retrain in `seconds`: each in turn where its recorded training time
+    fits in what is left, skipped where it does not (a long run does not end the draw for the shorter ones after)."""
+    chosen, left = [], seconds
+    for run_id in order:
+        if recorded[run_id] <= left:
+            chosen.append(run_id)
+            left -= recorded[run_id]
+    return chosen
+
+
+def verify(sample: int | None = 1, seed: int = 0, store: RunStore | None = None, folder: Path | None = None,
+           say=print, minutes: float | None = None, clock=time.monotonic) -> Verification:
+    """Prove, retrain runs drawn with `seed` from the paper-protocol rows' runs, compare, and answer: `sample`
+    runs, or with `minutes` as many as their recorded training times fit in that budget (the estimate printed,
+    and revised by the pace of the retrains so far: a run whose revised time no longer fits is not started)."""
     store = store or RunStore()
     folder = Path(folder) if folder is not None else results_dir("quick")
     out = Verification()
@@ -70,19 +84,36 @@ def verify(sample: int = 1, seed: int = 0, store: RunStore | None = None, folder
     say(f"[verify] {out.proven} runs in {store.root} prove themselves; published rows name "
         + ("no run that does not" if not out.unproven else f"unproven runs: {out.unproven}"))
     candidates = [i for i in paper_protocol_runs(folder) if i in finished]
-    out.sample = random.Random(seed).sample(candidates, min(sample, len(candidates)))
+    recorded_seconds = {i: float(finished[i].summary.get("seconds") or 0.0) for i in candidates}
+    if minutes is not None:
+        order = random.Random(seed).sample(candidates, len(candidates))
+        out.sample = budgeted(order, recorded_seconds, minutes * 60)
+        how = f"--minutes {minutes:g}, --seed {seed}; recorded training {sum(recorded_seconds[i] for i in out.sample) / 60:.1f} min"
+    else:
+        out.sample = random.Random(seed).sample(candidates, min(sample, len(candidates)))
+        how = f"--sample {sample}, --seed {seed}"
     say(f"[verify] retraining {len(out.sample)} of the {len(candidates)} paper-protocol runs the published rows "
-        f"name (--sample {sample}, --seed {seed}): {' '.join(out.sample) or 'none'}")
+        f"name ({how}): {' '.join(out.sample) or 'none'}")
+    start, spent_recorded, done = clock(), 0.0, []
     for run_id in out.sample:
         recorded = finished[run_id]
+        if minutes is not None and done:
+            pace = (clock() - start) / max(spent_recorded, 1e-9)       # this machine's seconds per recorded second
+            if clock() - start + pace * recorded_seconds[run_id] > minutes * 60:
+                say(f"[verify] the budget's {minutes:g} min would be exceeded at this machine's pace ({pace:.2f}× the "
+                    f"recorded times): {len(out.sample) - len(done)} drawn run(s) not retrained")
+                break
         with tempfile.TemporaryDirectory(prefix="fssl-verify-") as scratch:
             again = train(recorded.config, RunStore(scratch), progress=False)
+        done.append(run_id)
+        spent_recorded += recorded_seconds[run_id]
         problem = same_rows(recorded.metrics, again.metrics)
         line = f"run {run_id} ({recorded.config.algorithm} {recorded.config.dataset} seed {recorded.config.seed})"
         if problem:
             out.mismatches.append(f"{line}: {problem}")
         say(f"[verify] {line}: " + (problem or "every metric of its "
                                     f"{len(again.metrics)} rounds equal to its record"))
+    out.sample = done
     out.words = claims_in_words(claim_verdicts(published_results(folder), claim_comparisons()))
     say("[verify] what the published claims say:\n" + (out.words or "no tested claim"))
     return out
