@@ -194,7 +194,8 @@ fedloss_run = RunStore().load(fedloss.configs[0]) if fedloss else None
 # falls with the step while the received ω_t's does not. Reading Eq. 8's ψ_t^k as the received model
 # (`fedmix_teacher='received'`, exploratory) keeps the global model from decaying over 8 FedMix rounds
 # (81% of kept pseudo-labels right against 56%), but FedMix still ends below SL there (3 seeds a side). The
-# paper-protocol run of that reading is a GPU's work (`train_fig8 --set fedmix_teacher=received`).
+# paper-protocol run of that reading is a GPU's work
+# (`python -m studies.fedmix.train_fig8 --set fedmix_teacher=received`).
 
 # %%
 sensitivity_results = reproduce_cells(sensitivity, run_profile, device) if sensitivity else results.iloc[:0]
@@ -209,7 +210,7 @@ sensitivity_results.pivot_table(index="setting", columns="metric", values="repro
 # with BatchNorm, streaming Fashion-MNIST, 20 rounds, the first 6 SL warm-up, τ = 0.5; exploratory, no paper's
 # protocol), each FedMix-FedLoss with one change: A SL, B passive clients (λ_1 = λ_2 = 0), C the default, D ȳ from
 # the received ω_t, E the BN-free network, F the tether λ_L1 = 10. Their expectations were committed before any run
-# (`fssl_core/papers/fedmix/arms.py`). The first table: ω's test accuracy at the last round and over the last 10
+# (`studies/fedmix/arms.py`). The first table: ω's test accuracy at the last round and over the last 10
 # (mean, std, n runs), ψ's and σ's over the last 10; the second: each expectation by the claim test (Welch, 95%).
 # What they show, and no more:
 # - Passive clients (B) end below SL (A): Eq. 9 with ψ = ω_t is SL's step shrunk by β, so at 20 rounds B still

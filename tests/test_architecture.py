@@ -251,6 +251,73 @@ def test_the_store_persists_and_proves_and_never_imports_the_engine():
         assert not {d for d in graph[module] if d.startswith(ENGINE)}, module
 
 
+# The laboratory outside the package: investigation runners, on the package's public API (studies/README.md)
+STUDIES = PACKAGE.parent / "studies"
+
+
+def _papers_that_train(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted((m, d) for m, deps in graph.items() if m.startswith("fssl_core.papers")
+                  for d in deps if d.startswith(("fssl_core.executors", "fssl_core.engine")))
+
+
+def test_a_paper_declares_and_reads_its_runs_and_never_trains_or_replays_one():
+    """A paper's folder holds cells, plans, claims, causes' rules, values and READINGS; an investigation that trains
+    its own runs or replays a stored one (an executor, the engine) is a runner in studies/. The check finds a
+    planted runner."""
+    assert _papers_that_train(import_graph()) == []
+    planted = {**import_graph(), "fssl_core.papers.fedmix.arms": {"fssl_core.executors"}}
+    assert _papers_that_train(planted) == [("fssl_core.papers.fedmix.arms", "fssl_core.executors")]
+
+
+def _absolute_imports(path: Path) -> list[str]:
+    """The modules a file imports by absolute name, at any level, and those a string names as "studies.<x>"."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = [alias.name for node in _imports(tree) if isinstance(node, ast.Import) for alias in node.names]
+    names += [node.module for node in _imports(tree) if isinstance(node, ast.ImportFrom) and not node.level
+              and node.module]
+    return names + _named_in_strings(tree, "studies")
+
+
+def _study_modules() -> dict[str, Path]:
+    return {".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts): p for p in sorted(STUDIES.rglob("*.py"))
+            if "__pycache__" not in p.parts and p.name != "__init__.py"}
+
+
+def test_the_package_never_imports_a_study_and_keeps_no_copy_of_one():
+    found = [f"{name}: {target}" for name, path in _modules().items() for target in _absolute_imports(path)
+             if target.split(".")[0] == "studies"]
+    assert found == []
+    studies = _study_modules()
+    assert studies, "studies/ holds no runner"
+    twins = [m for m in studies if f"fssl_core.papers.{m.removeprefix('studies.')}" in _modules()]
+    assert twins == [], f"a study with a twin in its paper's folder: {twins}"
+
+
+def test_a_study_calls_the_packages_public_api_only():
+    """From fssl_core a study imports no private module or name (`fssl_core.x._y`, `from fssl_core.x import _y`)."""
+    private = []
+    for name, path in _study_modules().items():
+        for node in _imports(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("fssl_core"):
+                named = node.module.split(".") + [alias.name for alias in node.names]
+            elif isinstance(node, ast.Import):
+                named = [part for alias in node.names if alias.name.startswith("fssl_core")
+                         for part in alias.name.split(".")]
+            else:
+                continue
+            private += [f"{name}: {n}" for n in named if n.startswith("_") and not n.startswith("__")]
+    assert private == []
+
+
+def test_the_studies_are_not_installed():
+    """pyproject's package discovery takes fssl_core only: studies/ runs from the repository root."""
+    from fnmatch import fnmatch
+    tomllib = pytest.importorskip("tomllib")
+    find = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    studies = ["studies", *(m.rpartition(".")[0] for m in _study_modules())]
+    assert not [s for s in studies if any(fnmatch(s, pattern) for pattern in find["include"])]
+
+
 @pytest.mark.parametrize("name", sorted(_modules()))
 def test_no_module_over_500_lines_without_a_reason(name):
     path = _modules()[name]

@@ -406,36 +406,3 @@ def test_fedanchors_selected_samples_fall_in_every_committed_fashion_mnist_run()
                                  metric="selected")], store)
     assert len(trend) == len(ids) == 10 and trend.falls.all()      # 5 seeds, IID and Dir(0.1)
     assert trend.last_round.mean() < 0.85 * trend.first_round.mean()    # not a wobble: 15% fewer on average
-
-
-def test_anchor_geometry_on_a_hand_computed_case():
-    """Two classes with orthogonal anchors: a sample on class 0's anchor scores (1, 0), one halfway scores
-    (1/√2, 1/√2), above t = 0.6 for both classes; the class means are unit vectors, orthogonal to each other."""
-    from fssl_core.papers.fedanchor.selected import geometry, scores_of
-    anchors = torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
-    labels = torch.tensor([0, 0, 1, 1])
-    z = torch.tensor([[1.0, 0.0], [1.0, 1.0], [-1.0, -1.0]])
-    scores = scores_of(z, anchors, labels, 2)
-    torch.testing.assert_close(scores, torch.tensor([[1.0, 0.0], [0.5 ** 0.5] * 2, [-(0.5 ** 0.5)] * 2]))
-    g = geometry(scores, torch.tensor([0, 1, 0]), anchors, labels, 2, 0.6)
-    assert g["selected_share"] == pytest.approx(2 / 3) and g["second_above_share"] == pytest.approx(1 / 3)
-    assert g["kept_accuracy"] == pytest.approx(0.5)        # the halfway sample's tie goes to class 0, it is a 1
-    assert g["between_class_cosine"] == pytest.approx(0.0) and g["within_class_cosine"] == pytest.approx(1.0)
-    assert g["class_mean_norm"] == pytest.approx(1.0)
-
-
-@requires_mnist
-def test_anchor_geometry_replays_the_stored_run_round_by_round(tmp_path):
-    from fssl_core.papers.fedanchor.selected import anchor_geometry
-    cfg = RunConfig(algorithm="fedanchor", dataset="fashion_mnist", partition="server_lda", dirichlet_alpha=1000.0,
-                    server_labeled=100, server_balanced=True, projection_dim=16, pseudo_label_threshold=0.6,
-                    clients=20, clients_per_round=2, rounds=2, local_epochs=1, batch_size=10, pretrain_epochs=1,
-                    lr=0.03, weight_decay=5e-4, client_weighting="samples", server_step="head_by_head", seed=3)
-    store = RunStore(tmp_path)
-    stored = train(cfg, store)
-    frame = anchor_geometry(cfg, store, progress=None)       # raises unless every round's accuracy is the run's
-    assert frame["round"].tolist() == [1, 2]
-    assert frame.accuracy.tolist() == [m["accuracy"] for m in stored.metrics]
-    assert ((frame.selected_share >= frame.second_above_share) & frame.selected_share.between(0, 1)).all()
-    with pytest.raises(ValueError, match="not a finished run"):
-        anchor_geometry(cfg.replace(seed=4), store, progress=None)

@@ -218,17 +218,6 @@ def test_the_server_trains_with_its_own_batches_and_sgd_and_the_clients_keep_tab
     assert at_clients == {(50, 0.9, 1e-4)}
 
 
-def test_the_scripts_set_option_types_each_field_and_refuses_bad_pairs_in_one_line():
-    """train_fig8's and diagnose.py's --set key=value (the GPU hand-over of the received reading)."""
-    from fssl_core.config import ConfigError
-    from fssl_core.papers.fedmix.train_fig8 import parse_set
-    assert parse_set(["fedmix_teacher=received", "rounds=3", "pseudo_label_threshold=0.5"]) == {
-        "fedmix_teacher": "received", "rounds": 3, "pseudo_label_threshold": 0.5}
-    for bad, says in (("rounds=x", "expected int"), ("bogus=1", "RunConfig field"), ("nokey", "key=value")):
-        with pytest.raises(ConfigError, match=says):
-            parse_set([bad])
-
-
 def test_rounds_saved_is_cut_off_when_any_run_peaks_at_its_last_round():
     """Fig. 8's quick rows: FedMix+FedLoss's best rounds average 48.67 of 50 and FedMatch's 46.33, so the mean
     alone says no run is cut; their records say 2 of 3 and 1 of 3 runs peak at round 50."""
@@ -283,28 +272,6 @@ def test_logged_parts_are_the_two_models_eq9_mixes():
         assert quiet["accuracy"] == metrics["accuracy"] and "accuracy_psi" not in quiet
 
 
-@pytest.mark.parametrize("protocol,network,other", [("narrow", "resnet9_narrow", "resnet9_fedmatch_narrow"),
-                                                     ("paper", "resnet9_fedmatch", "resnet9")])
-def test_each_diagnostic_arm_is_the_default_with_one_change(protocol, network, other):
-    from fssl_core.papers import fedmix
-    from fssl_core.papers.fedmix.arms import PAPER_ROUNDS, arms
-    from fssl_core.profiles import PROFILES
-    configs = arms("cuda", protocol, "tf32")
-    default = configs["C: FedMix-FedLoss (default)"].to_dict()
-    changed = {arm: {k for k, v in cfg.to_dict().items() if default[k] != v} for arm, cfg in configs.items()}
-    assert changed["B: passive clients (λ_1 = λ_2 = 0)"] == {"fedmix_lambda_1", "fedmix_lambda_2"}
-    assert changed["D: ȳ from the received ω_t"] == {"fedmix_teacher"}
-    e = next(arm for arm in configs if arm.startswith("E:"))
-    assert changed[e] == {"model"} and (default["model"], configs[e].model) == (network, other)
-    assert changed["F: tether λ_L1 = 10"] == {"fedmix_tether"}
-    assert configs["A: SL"].algorithm == "supervised_server" and default["fedmix_log_parts"] is True
-    assert len({cfg.run_id for cfg in configs.values()}) == 6
-    if protocol == "paper":       # Fig. 8's cells as the paper profile plans them, cut to the first rounds
-        cell = next(c for c in fedmix.streaming_cells(PROFILES["paper"], "cuda", precision="tf32")
-                    if c.method == "fedmix_fedloss").configs[0]
-        assert configs["C: FedMix-FedLoss (default)"].replace(seed=1) == cell.replace(rounds=PAPER_ROUNDS, fedmix_log_parts=True)
-
-
 def test_fig8_runs_on_fedmatchs_resnet9_and_the_batchnorm_network_is_an_alternative_with_its_own_rows():
     from fssl_core.papers import fedmix
     from fssl_core.profiles import PROFILES
@@ -336,20 +303,6 @@ def test_fedfreqs_line_stays_visible_where_it_lies_on_fedloss():
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert (lines["fedmix_fedloss"].get_linestyle(), lines["fedmix_fedfreq"].get_linestyle()) == ("-", "--")
     assert lines["fedmix_fedfreq"].get_color() == "C3"
-
-
-def test_an_arms_expectation_holds_only_where_the_claim_test_decides_it_in_the_expected_direction():
-    import pandas as pd
-    from fssl_core.papers.fedmix.arms import expectations
-    frame = pd.DataFrame([{"arm": f"{letter}: x", "last10": mean, "last10_std": std, "n": 3}
-                          for letter, mean, std in (("A", 77.0, 0.5), ("B", 75.0, 0.4), ("C", 50.0, 1.0),
-                                                    ("D", 60.0, 20.0), ("E", 55.0, 1.0))])
-    rows = expectations(frame, "narrow").set_index("expectation")
-    assert rows.expectation_holds.to_dict() == {"B below A": "yes", "C below B": "yes", "D above C": "undecided",
-                                                "E above C": "yes"}            # F has no runs: no row
-    assert rows.loc["D above C", "power"].startswith("undecided at n = 3 (detects ≥ ")
-    assert expectations(frame, "paper").set_index("expectation").expectation_holds.to_dict() == {
-        "B within 1.5 points of A": "undecided", "C below B": "yes", "D at or above C": "undecided", "E below C": "no"}
 
 
 def test_fedloss_weights_of_ten_clients_stay_near_uniform_unless_one_holds_much_of_the_loss():

@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "fssl_core").rglob("README.md")),
-         *sorted((ROOT / "measurements").rglob("README.md")), *sorted((ROOT / "flower-app").rglob("README.md"))]
+         *sorted((ROOT / "measurements").rglob("README.md")), *sorted((ROOT / "studies").rglob("README.md")),
+         *sorted((ROOT / "flower-app").rglob("README.md"))]
 BLOCKS = [block for page in PAGES for block in re.findall(r"```(?:bash|sh|shell|console)\n(.*?)```", page.read_text(), re.S)]
 
 

@@ -99,15 +99,3 @@ def test_semifls_server_batch_follows_its_label_count(labels, batch):
     assert (cfg.server_sgd == "semifl_code") == (labels > 1000)
     assert server_sgd_of(anchor.paper_config("fedanchor", "cpu", dataset="cifar10", model="resnet18",
                                              server_labeled=labels))[0] == 10
-
-
-def test_the_narrow_arms_at_the_reference_settings_are_fixed_before_their_runs():
-    """narrow_reference: narrow's A-D with FedMatch's code's settings and nothing else changed, six seeds an arm;
-    narrow's own arms keep their committed ids (measurements/2026-11-27-fedmix-arms)."""
-    from fssl_core.papers.fedmix import arms
-    narrow, reference = arms.arms("cpu", "narrow"), arms.arms("cpu", "narrow_reference")
-    assert [a.split(":")[0] for a in reference] == ["A", "B", "C", "D"] and arms.REFERENCE_SEEDS == (1, 2, 3, 4, 5, 6)
-    for arm, cfg in reference.items():
-        assert cfg == narrow[arm].replace(**fedmix.reference_code(cfg.algorithm))
-    assert [c.run_id for c in arms.configs("cpu", "narrow", seeds=(1, 2, 3))["A: SL"]] == [
-        "5c64266bff5b1bb4", "0c5474392df1471d", "10d883399f24f0b8"]

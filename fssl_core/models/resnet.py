@@ -85,6 +85,6 @@ class ResNet9(Network):
 class ResNet9Narrow(ResNet9):
     """ResNet-9 at 1/8 of its width (8-64 channels, 64× fewer multiply-adds): no paper's network. It lets a
     CPU run the first rounds of FedMix's streaming setting with ResNet-9's shape and BatchNorm layers, to
-    study what BatchNorm does to FedMix's pseudo-labels (papers/fedmix/diagnose.py); rows made
+    study what BatchNorm does to FedMix's pseudo-labels (studies/fedmix/diagnose.py); rows made
     with it say so."""
     widths = (8, 16, 32, 64)

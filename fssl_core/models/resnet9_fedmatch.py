@@ -75,5 +75,5 @@ class ResNet9FedMatch(Network):
 
 class ResNet9FedMatchNarrow(ResNet9FedMatch):
     """FedMatch's ResNet-9 at 1/8 of its width (8-64 channels), no paper's network: the BN-free twin of
-    `resnet9_narrow` for the CPU's diagnostic arms of FedMix (papers/fedmix/arms.py); rows made with it say so."""
+    `resnet9_narrow` for the CPU's diagnostic arms of FedMix (studies/fedmix/arms.py); rows made with it say so."""
     widths = (8, 16, 32, 64)

@@ -9,7 +9,7 @@ export PYTHONUNBUFFERED=1 FSSL_DATA=/tmp/data FSSL_PROJECT=$PWD
 mkdir -p /tmp/data $RUNS && tar xzf .gpu/data.tar.gz -C /tmp/data
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > $OUT/nvidia_smi.csv 2>&1
 python3 -c "import torch, numpy; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn', torch.backends.cudnn.version(), 'numpy', numpy.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU')"
-FSSL_RUNS=$RUNS setsid python3 -m fssl_core.papers.fedmix.train_fig8 --device $DEVICE --precision $PRECISION \
+FSSL_RUNS=$RUNS setsid python3 -m studies.fedmix.train_fig8 --device $DEVICE --precision $PRECISION \
     --profile $PROFILE > $RUNS/../fig8.log 2>&1 < /dev/null &
 echo $! > $RUNS.pid
 echo "[call1] fig8 started at ${SECONDS}s"

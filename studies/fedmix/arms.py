@@ -4,8 +4,8 @@ C the default; D ȳ from the received ω_t; E the other network; F the conferenc
 logs ψ_{t+1}'s, σ_{t+1}'s and ω_{t+1}'s test accuracy a round; each arm's final accuracy and mean over the last 10
 rounds (not best-of-run) go against A by the claim test. Exploratory: no paper's protocol.
 
-    python -m fssl_core.papers.fedmix.arms train OUT [--protocol paper --device cuda --precision tf32]
-    python -m fssl_core.papers.fedmix.arms summary OUT   # OUT/arms.csv from the records in OUT/runs
+    python -m studies.fedmix.arms train OUT [--protocol paper --device cuda --precision tf32]
+    python -m studies.fedmix.arms summary OUT   # OUT/arms.csv from the records in OUT/runs
 
 narrow (a CPU's): streaming Fashion-MNIST on ResNet-9 at 1/8 width with BatchNorm (E: BN-free), 20 rounds, the
 first 6 SL warm-up, τ = 0.5 (measurements/2026-11-26-cpu-fedmix-narrow's protocol). Expectations, committed before
@@ -22,16 +22,18 @@ narrow_reference (a CPU's): narrow's A-D at FedMatch's code's settings; its expe
 """
 from __future__ import annotations
 
+import argparse
 import math
 from pathlib import Path
 
 import pandas as pd
 
-from ...config import ConfigError
-from ...report.claim_test import Comparison, Side, holm
-from ...run_config import RunConfig
-from ...store import RunStore
-from .cells import STREAMING, paper_config, reference_code
+from fssl_core.config import DEVICES, ConfigError
+from fssl_core.papers.fedmix.cells import STREAMING, paper_config, reference_code
+from fssl_core.report.claim_test import Comparison, Side, holm
+from fssl_core.run_config import RunConfig
+from fssl_core.store import RunStore
+from studies.options import parse_set
 
 NARROW = dict(model="resnet9_narrow", rounds=20, pseudo_label_threshold=0.5, trainer="sequential")
 WARMUP = {"fedmix_warmup_rounds": 6, "fedmix_log_parts": True}
@@ -174,10 +176,7 @@ def _mean(values) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import argparse
-    from ...config import DEVICES, ConfigError
-    from .train_fig8 import parse_set
-    parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.arms", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.fedmix.arms", description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=["train", "summary"])
     parser.add_argument("out", type=Path, help="the folder: its runs/ and arms.csv")
     parser.add_argument("--protocol", default="narrow", choices=PROTOCOLS)
@@ -199,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(err))
     store = RunStore(args.out / "runs")
     if args.command == "train":
-        from ...executors import run_all
+        from fssl_core.executors import run_all
         letters = None if args.arms is None else set(args.arms.split(","))
         known = {arm.split(":")[0] for arm in arm_configs}
         if letters is not None and not letters <= known:
@@ -211,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
                           parse_set(args.set))
     frame = summary(store, arm_configs)
     if len(frame):
-        from ...store.files import atomic_write_text
+        from fssl_core.store.files import atomic_write_text
         atomic_write_text(args.out / "arms.csv", frame.to_csv(index=False))
         print(frame.drop(columns="run_ids").to_string(index=False))
         expected = expectations(frame, args.protocol)

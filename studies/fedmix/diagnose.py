@@ -1,8 +1,8 @@
 """Where FedMix's kept pseudo-labels go wrong: the first rounds of a Fig. 8 run, every client step
 instrumented, without changing what the run computes.
 
-    python -m fssl_core.papers.fedmix.diagnose --rounds 6 [--method fedmix_fedloss] [--profile paper]
-    python -m fssl_core.papers.fedmix.diagnose --rounds 12 --set model=resnet9_narrow    # a CPU's narrow copy
+    python -m studies.fedmix.diagnose --rounds 6 [--method fedmix_fedloss] [--profile paper]
+    python -m studies.fedmix.diagnose --rounds 12 --set model=resnet9_narrow    # a CPU's narrow copy
 
 At each local step of each client, on the step's unlabeled batch and the very views π_1..π_A that FedMix's
 loss averages (the views are cached per step, so drawing them here first leaves every draw as it was), ȳ's
@@ -24,11 +24,13 @@ from pathlib import Path
 
 import torch
 
-from ...algorithms.base import clone
-from ...data.augment import random_crop_flip
-from ...profiles import get_profile
-from .cells import METHODS, STREAMING, paper_config
-from .train_fig8 import parse_set
+from fssl_core.algorithms.base import clone
+from fssl_core.config import ConfigError
+from fssl_core.data.augment import random_crop_flip
+from fssl_core.engine.federation import Federation
+from fssl_core.papers.fedmix.cells import METHODS, STREAMING, paper_config
+from fssl_core.profiles import get_profile
+from studies.options import parse_set
 
 
 def _bn_buffers(tensors: dict) -> list[str]:
@@ -36,7 +38,7 @@ def _bn_buffers(tensors: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.diagnose",
+    parser = argparse.ArgumentParser(prog="python -m studies.fedmix.diagnose",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--method", default="fedmix_fedloss", choices=[m for m, (a, _) in METHODS.items() if a == "fedmix"])
     parser.add_argument("--profile", default="paper")
@@ -47,9 +49,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="a RunConfig change (an exploratory reading), e.g. pseudo_label_threshold=0.5")
     parser.add_argument("--out", default="fedmix_diagnose.csv")
     args = parser.parse_args(argv)
-
-    from ...config import ConfigError
-    from ...engine.federation import Federation
     cfg = paper_config(args.method, args.device, **STREAMING)
     cfg = get_profile(args.profile).configs(cfg, [args.seed])[0]
     try:

@@ -1,6 +1,6 @@
 """Train the journal's Fig. 8 runs (streaming non-IID Fashion-MNIST) side by side, without a notebook.
 
-    python -m fssl_core.papers.fedmix.train_fig8 --device cuda --precision tf32
+    python -m studies.fedmix.train_fig8 --device cuda --precision tf32
 
 A GPU machine here has torch but no Jupyter, so this trains exactly the runs the streaming notebook
 plans (`streaming_cells`, the same configs and run ids) through the executor, one process a run, and
@@ -13,25 +13,15 @@ from __future__ import annotations
 
 import argparse
 
-from ...config import DEVICES
-from ...executors import run_all
-from ...profiles import PROFILES, get_profile
-from .cells import METHODS, NETWORKS, QUICK_METHODS, SHARED, streaming_cells
-
-
-def parse_set(pairs: list[str]) -> dict:
-    """`--set key=value` arguments as RunConfig field values; a pair without '=', an unknown field or a value of
-    the wrong type is one ConfigError line (also diagnose.py's)."""
-    from ...config import ConfigError
-    from ...run_config import RunConfig, field_types
-    bad = [pair for pair in pairs if "=" not in pair or pair.split("=", 1)[0] not in field_types()]
-    if bad:
-        raise ConfigError(f"{bad[0]}: must be key=value with a RunConfig field as key")
-    return RunConfig.values_from_strings(dict(pair.split("=", 1) for pair in pairs))
+from fssl_core.config import DEVICES, ConfigError
+from fssl_core.executors import run_all
+from fssl_core.papers.fedmix.cells import METHODS, NETWORKS, QUICK_METHODS, SHARED, streaming_cells
+from fssl_core.profiles import PROFILES, get_profile
+from studies.options import parse_set
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m fssl_core.papers.fedmix.train_fig8", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m studies.fedmix.train_fig8", description=__doc__.split("\n")[0])
     parser.add_argument("--profile", default="paper", choices=list(PROFILES))
     parser.add_argument("--device", default="cuda", choices=list(DEVICES))
     parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"])
@@ -44,7 +34,6 @@ def main(argv: list[str] | None = None) -> None:
                         help="a RunConfig change for every run (an exploratory reading, e.g. fedmix_teacher=received: "
                              "new run ids, rows the notebook does not show)")
     args = parser.parse_args(argv)
-    from ...config import ConfigError
     try:
         changes = parse_set(args.set)
     except ConfigError as err:
