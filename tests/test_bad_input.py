@@ -24,6 +24,7 @@ CASES = [
     (["bench", "rounds=abc"], 2, "bench: rounds='abc': must be an integer >= 1"),
     (["bench", "cases=runs_per_hour", "batches=x"], 2, "bench: batches='x': must be run counts"),
     (["bench", "cases=runs_per_hour", "size=huge"], 2, "bench: size='huge': must be full or tiny"),
+    (["bench", "cases=runs_per_hour", "mixes=4by16"], 2, "bench: mixes='4by16': must be processes x batch pairs"),
     (["fingerprint", "--cases", "bogus"], 2, "fingerprint: cases=bogus: must be among fedavg"),
     (["export", "mlflow", "--experiment", ""], 2, "export mlflow: --experiment '': empty"),
     (["run", "algorithm=fedmix", "partition=streaming_dirichlet", "stream_parts=10", "dataset=fashion_mnist",

@@ -210,17 +210,3 @@ def test_the_readme_runs_per_hour_table_is_drawn_from_its_records():
     for rec in found:            # each row's runs per hour is its round's seconds, scaled to 50 rounds
         for row in rec["rows"]:
             assert row["runs_per_hour"] == pytest.approx(row["runs"] * 3600 / (row["round_s"] * 50), rel=1e-3, abs=0.051)
-
-
-@requires_mnist
-def test_runs_per_hour_measures_batches_and_processes_of_the_same_runs():
-    from fssl_core.perf.bench_batches import configs, measure
-    assert len({c.run_id for c in configs("tiny", "cpu", 3)}) == 3
-    assert len({batch_key(c) for c in configs("tiny", "cpu", 3)}) == 1       # one batch
-    assert len({batch_key(c) for c in configs("full", "cpu", 3)}) == 1
-    rows = measure("tiny", "cpu", batches=(1, 2), processes=(2,))
-    assert [(r["way"], r["runs"]) for r in rows] == [("batch", 1), ("batch", 2), ("processes", 2)]
-    assert rows[0]["vs_one_run"] == 1.0
-    for r in rows:
-        assert r["round_s"] > 0 and r["vs_one_run"] == pytest.approx(r["runs_per_hour"] / rows[0]["runs_per_hour"],
-                                                                       abs=0.01)

@@ -5,7 +5,7 @@
                unless given), about 2½ minutes on one core of a 2-core x86 CPU;
   cases=all    every case in CASES, rounds=3 unless given (the speed page's table; tens of minutes or more on CPU);
   cases=a,b    the cases named, rounds=3 unless given;
-  cases=runs_per_hour  runs per hour of FedSiam-D, solo processes against batches of runs (perf/bench_batches.py).
+  cases=runs_per_hour  runs per hour of FedSiam-D: solo processes, batches of runs, both mixed (perf/bench_batches.py).
 
 It compares, in one process on one machine, (a) `loop`: the loop the FSSL papers' code uses (a torchvision
 dataset with per-sample transforms, a DataLoader per client, a model copy and torch.optim.SGD); (b) `seq`:

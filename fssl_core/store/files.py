@@ -63,6 +63,35 @@ def _store_io_error(path: Path, doing: str, err: BaseException) -> StoreIOError 
 
 
 # --- durable writes ------------------------------------------------------------------------------
+class WriteTally:
+    """What the store wrote while a `tally_writes()` was open: files, bytes and wall seconds (serialising,
+    fsyncs and renames included), and per file name [writes, bytes]: the checkpoint's cost is a run's."""
+
+    def __init__(self) -> None:
+        self.writes, self.bytes, self.seconds = 0, 0, 0.0
+        self.by_name: dict[str, list[int]] = {}
+
+    def add(self, path: Path, seconds: float) -> None:
+        size = path.stat().st_size
+        self.writes, self.bytes, self.seconds = self.writes + 1, self.bytes + size, self.seconds + seconds
+        counts = self.by_name.setdefault(path.name, [0, 0])
+        counts[0], counts[1] = counts[0] + 1, counts[1] + size
+
+
+_TALLIES: list[WriteTally] = []       # the open tallies; none open, a write costs no stat and no clock read
+
+
+@contextmanager
+def tally_writes() -> Iterator[WriteTally]:
+    """Count every atomic write of this process while open (bench cases=runs_per_hour: the store's cost)."""
+    tally = WriteTally()
+    _TALLIES.append(tally)
+    try:
+        yield tally
+    finally:
+        _TALLIES.remove(tally)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     _atomic_write(path, lambda f: f.write(data))
 
@@ -80,7 +109,7 @@ def _atomic_write(path: Path, write: Callable[[Any], Any]) -> None:
     fsync the directory: after a crash `path` is the old or the new file, and the new one is on disk
     once this returns. A killed write leaves a `.<name>.<random>.tmp` (removed under the run's lock).
     A write the disk refuses (read-only, full) raises StoreIOError naming `path`, `path` as it was."""
-    tmp = None
+    tmp, began = None, time.perf_counter() if _TALLIES else 0.0
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -91,6 +120,8 @@ def _atomic_write(path: Path, write: Callable[[Any], Any]) -> None:
         os.chmod(tmp, 0o644)     # mkstemp makes files private; results are meant to be shared
         os.replace(tmp, path)
         fsync_dir(path.parent)
+        for tally in _TALLIES:
+            tally.add(path, time.perf_counter() - began)
     except BaseException as err:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
