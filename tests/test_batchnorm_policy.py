@@ -151,7 +151,10 @@ REFERENCE_STATISTICS = {"fedsiam_d": "batch", "fedsiam_pi": "batch", "fedsiam_mt
 
 
 def test_each_algorithm_declares_its_references_statistics():
-    assert {name: cls.target_statistics for name, cls in ALGORITHMS.items()} == REFERENCE_STATISTICS
+    """The evidence pins the methods it covers; a method added later declares one of the two readings (its own
+    file's choice, with its evidence there) and is not a name this table has to learn."""
+    assert {name: ALGORITHMS[name].target_statistics for name in REFERENCE_STATISTICS} == REFERENCE_STATISTICS
+    assert {cls.target_statistics for cls in ALGORITHMS.values()} <= {"batch", "running"}
 
 
 @pytest.mark.parametrize("name", ["fedsiam_d", "fedsiam_pi", "fedsiam_mt", "fedcon", "fedmix", "fedmatch"])
