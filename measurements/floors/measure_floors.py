@@ -1,0 +1,439 @@
+"""The lowest version of each optional dependency that pip installs with fssl and that works (issue 78).
+
+For each dependency, over its released versions (`pip index versions`, this Python's), a bisection for the
+lowest version that passes, each candidate in a fresh venv:
+  1. resolves: `pip install --dry-run --ignore-installed --report` of fssl's own dependencies (pyproject's
+     [project].dependencies, torch included) plus the extra's requirements with the candidate pinned; every
+     dependency resolved, nothing skipped (no --no-deps);
+  2. installs: a real `pip install`, with dependencies, of the same requirements less torch and torchvision,
+     held by constraints to the versions step 1 chose (so the venv holds what pip resolved jointly with torch);
+  3. works: after the install, a .pth file appends the project's venv's site-packages AFTER the venv's own, so
+     torch and torchvision (the ones step 1 resolved: 2.14.1, the cap of this machine's pip constraints) come
+     from there instead of a multi-GB download; everything the venv installed shadows the project's copies. An
+     import probe checks the candidate is the venv's own, then tests of the repository run on a snapshot of
+     it (copied at the start, so concurrent edits do not move under the bisection; PYTHONPATH names it).
+The bisection assumes that a version passes when the ones above it pass (it tests the newest first, stepping
+down past a release pip cannot install yet, then halves); the version just below each floor is always one it
+tested and saw fail, unless the floor is the lowest searched.
+
+torch is measured by the resolver only (step 1): each candidate is a >= 2.5 GB download from PyPI (a CUDA
+build and its libraries), so no functional check runs; floors.json says so and keeps the declared floor.
+
+    python measurements/floors/measure_floors.py                 # every dependency, about 1.5 hours on 2 loaded cores
+    python measurements/floors/measure_floors.py --only ray,mlflow
+    python measurements/floors/measure_floors.py --readme        # README.md again from floors.json
+
+Writes floors.json (after every candidate) and README.md (its table, generated) beside this file. Runs one
+pip or pytest at a time, niced, so a training job keeps its core. Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+RECORD = HERE / "floors.json"
+README = HERE / "README.md"
+WORK = Path(tempfile.gettempdir()) / "fssl-floors"
+MAIN_SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+# what the snapshot the checks run on holds: the package, its tests and the files they read
+SNAPSHOT_PARTS = ("fssl_core", "tests", "flower-app", "conftest.py", "pyproject.toml")
+# from the project's venv, never installed into a candidate's (step 3 above)
+BORROWED = ("torch", "torchvision")
+PIP_TIMEOUT_S = 1800
+NEWEST_TRIES = 3                # the newest releases tried for one that passes, where the bisection starts
+DELETIONS: list[subprocess.Popen] = []
+CHECK_TIMEOUT_S = 1200
+
+
+@dataclass
+class Dependency:
+    key: str                       # floors.json's key
+    package: str                   # the PyPI name bisected
+    extras: tuple[str, ...]        # where pyproject writes the floor: its extras ("dependencies": the core list)
+    pin: str                       # the candidate's requirement, {v} its version
+    since: str | None              # lowest version searched (None: the oldest this Python has); why in `why_since`
+    why_since: str
+    until: str | None = None       # highest version searched (None: the newest)
+    with_: tuple[str, ...] = ()    # the extra's other requirements, {floor:KEY} = that dependency's measured floor
+    imports: tuple[str, ...] = ()  # modules the probe imports; the first must be the candidate's own
+    checks: tuple[tuple[str, ...], ...] = ()   # pytest argument lists, each must pass with no skip
+    resolve_only: bool = False
+    lowest_first: bool = False     # try the lowest right after the newest (expected to pass: one probe, not log2 n)
+    note: str = ""                 # what the README says beside the floor
+    probes: list = field(default_factory=list)
+
+
+DEPENDENCIES = [
+    Dependency(
+        key="flwr-datasets", package="flwr-datasets", extras=("flower", "dev"), pin="flwr-datasets=={v}",
+        since=None, why_since="every release",
+        # with the newest flwr: flwr's floor is then measured with flwr-datasets at this floor
+        with_=("flwr[simulation]",),
+        imports=("flwr_datasets", "flwr_datasets.partitioner", "fssl_core.integrations.flower_datasets"),
+        checks=(("tests/test_flower_datasets.py",),)),
+    Dependency(
+        key="flwr", package="flwr", extras=("flower", "dev"), pin="flwr[simulation]=={v}",
+        since="1.26.0", why_since="below 1.26 `flwr run` does not run flower-app/ (it reads the federations from "
+                                  "the app's pyproject: measurements/2026-11-27-flwr-floor.md, 1.21-1.25 fail)",
+        with_=("flwr-datasets=={floor:flwr-datasets}",), lowest_first=True,
+        note="searched from 1.26: below it `flwr run` does not run flower-app/ (the 2026-11-27 record)",
+        imports=("flwr", "flwr.app", "flwr.serverapp", "ray", "fssl_core.integrations.flower"),
+        # every algorithm through flwr's simulation (Ray). Not tests/test_flower.py's flwr_run: it needs the one
+        # local SuperLink port, which other jobs on this machine take, and asserts Flower's default federation
+        # size, which differs between releases; `flwr run` is the 2026-11-27 record's evidence instead
+        checks=(("tests/test_flower.py", "-k", "payloads or app_config or cohort or every_algorithm"),)),
+    Dependency(
+        key="mlflow", package="mlflow", extras=("mlflow", "dev"), pin="mlflow=={v}",
+        since="3.0.0", why_since="mlflow 3, the tracking API fssl_core/integrations/mlflow_*.py are written against",
+        imports=("mlflow", "sqlalchemy", "fssl_core.integrations.mlflow_export"),
+        # the export opens a sqlite tracking store, logs params, metrics and tags, and reads them back
+        checks=(("tests/test_export_mlflow.py",),)),
+    Dependency(
+        key="mlflow+SQLAlchemy<2.1", package="mlflow", extras=(), pin="mlflow=={v}",
+        since="3.0.0", why_since="the same, with SQLAlchemy held below 2.1 (the alternative: a bound, not a floor)",
+        with_=("SQLAlchemy<2.1",), lowest_first=True,
+        note="not written: this bound would lower mlflow's floor, holding every install below SQLAlchemy 2.1",
+        imports=("mlflow", "sqlalchemy", "fssl_core.integrations.mlflow_export"),
+        checks=(("tests/test_export_mlflow.py",),)),
+    Dependency(
+        key="ray", package="ray", extras=("ray", "dev"), pin="ray=={v}",
+        since=None, why_since="every release this Python has",
+        imports=("ray", "fssl_core.executors.ray"),
+        # the executor's own tests: not the smoke reproductions (notebooks) nor the one that needs MLflow
+        checks=(("tests/test_executor_ray.py", "-k", "not smoke_reproduction and not tracked_run"),)),
+    Dependency(
+        key="torch", package="torch", extras=("dependencies",), pin="torch=={v}", resolve_only=True,
+        since=None, until="2.14.1", why_since="every release this Python has, up to 2.14.1, where this machine's pip "
+                                              "constraints (/etc/xdg/pip/constraints.txt) cap torch"),
+]
+# torch's floor is not measured functionally (see the docstring): the declared one, and why it stays
+TORCH_DECLARED = ("2.4", "declared, not measured: no functional check ran below 2.14.1 (each candidate a >= 2.5 GB "
+                         "download); the resolver accepts every torch from its lowest resolving version up")
+
+
+def log(message: str) -> None:
+    print(time.strftime("%H:%M:%S"), message, flush=True)
+
+
+def run(command: list[str], timeout: int, **kwargs) -> tuple[int, str, float]:
+    start = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)
+        code, output = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as stopped:
+        code, output = 124, f"{stopped.stdout or ''}{stopped.stderr or ''}\ntimed out after {timeout} s"
+    output = "\n".join(line for line in output.splitlines() if not line.startswith("WARNING: Location"))
+    return code, output, time.monotonic() - start
+
+
+def pip_reason(output: str) -> str:
+    """pip's failure in one line: the conflicting requirements, else its last error."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    if "The conflict is caused by:" in lines:
+        causes = [line for line in lines[lines.index("The conflict is caused by:") + 1:] if " depends on " in line]
+        return "conflict: " + "; ".join(causes[:4])
+    errors = [line for line in lines if line.startswith("ERROR:") and "ResolutionImpossible" not in line]
+    return (errors or lines or ["(no output)"])[-1][:400]
+
+
+def pytest_outcome(code: int, output: str) -> tuple[bool, str]:
+    """Passed only with something passed, nothing failed and nothing skipped (a module-level importorskip
+    would otherwise pass as 'skipped'). The summary line, and the first error line when it failed."""
+    lines = output.splitlines()
+    summary = next((line.strip("= ") for line in reversed(lines) if re.search(r"\d+ (passed|failed|error|skipped)|"
+                                                                              r"no tests ran", line)), "")
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?|skipped)", summary)}
+    passed = code == 0 and counts.get("passed", 0) > 0 and not counts.get("skipped")
+    if passed:
+        return True, summary
+    first = next((" ".join(line.split()) for line in lines if line.startswith("E ")), "")
+    skip = next((line.strip() for line in lines if line.startswith("SKIPPED")), "")
+    return False, "; ".join(part for part in (summary or f"exit {code}", first or skip) if part)[:400]
+
+
+def released_versions(package: str) -> list[str]:
+    """Oldest first, without local builds (+cpu: this machine's wheel, not a release)."""
+    code, output, _ = run([sys.executable, "-m", "pip", "index", "versions", package], 300)
+    line = next((line for line in output.splitlines() if line.startswith("Available versions:")), None)
+    if code or line is None:
+        raise SystemExit(f"pip index versions {package}: {pip_reason(output)}")
+    return [v.strip() for v in reversed(line.split(":", 1)[1].split(",")) if "+" not in v]
+
+
+def core_requirements(source: Path) -> list[str]:
+    return tomllib.loads((source / "pyproject.toml").read_text())["project"]["dependencies"]
+
+
+def requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~ \[;]", requirement, maxsplit=1)[0].strip().lower().replace("_", "-")
+
+
+def snapshot() -> Path:
+    """The repository's checked files as they are now; checks run here (cwd first on sys.path: its fssl_core)."""
+    target = WORK / "snapshot"
+    shutil.rmtree(target, ignore_errors=True)
+    for part in SNAPSHOT_PARTS:
+        source = ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, target / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / part)
+    return target
+
+
+def probe_code(dep: Dependency, version: str) -> str:
+    """Imports dep's modules; fails unless the candidate is the venv's own and torch the borrowed one."""
+    return (f"import importlib, importlib.metadata as md, sys\n"
+            f"mods = [importlib.import_module(m) for m in {list(dep.imports)!r}]\n"
+            f"assert md.version({dep.package!r}) == {version!r}, ('installed', md.version({dep.package!r}))\n"
+            f"assert mods[0].__file__.startswith(sys.prefix), ('not the venv\\'s', mods[0].__file__)\n"
+            f"import torch; assert torch.__file__.startswith({str(MAIN_SITE)!r}), torch.__file__\n"
+            f"print({dep.package!r}, md.version({dep.package!r}), 'torch', torch.__version__)\n")
+
+
+def measure(dep: Dependency, version: str, floors: dict, source: Path) -> dict:
+    """One candidate in a fresh venv: resolves, installs, works (the module docstring's steps 1-3)."""
+    venv = WORK / f"venv-{dep.key.replace('<', '-lt-')}-{version}"
+    shutil.rmtree(venv, ignore_errors=True)
+    row = {"version": version, "resolved": False, "reason": "", "installed": None, "check_passed": None,
+           "check": "", "seconds": 0.0}
+    start = time.monotonic()
+    try:
+        subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        python = str(venv / "bin" / "python")
+        pip = [sys.executable, "-m", "pip", "--python", python, "install", "--no-input"]
+        extra = [re.sub(r"\{floor:(.+?)\}", lambda m: floors[m.group(1)], r) for r in dep.with_]
+        wanted = core_requirements(source) + [dep.pin.format(v=version)] + extra
+        report = venv / "report.json"
+        code, output, seconds = run(pip + ["--dry-run", "--ignore-installed", "--report", str(report), *wanted],
+                                    PIP_TIMEOUT_S)
+        row["resolve_seconds"] = round(seconds, 1)
+        if code:
+            row["reason"] = pip_reason(output)
+            return row
+        chosen = {item["metadata"]["name"].lower().replace("_", "-"): item["metadata"]["version"]
+                  for item in json.loads(report.read_text())["install"]}
+        row["resolved"], row["torch"] = True, chosen.get("torch")
+        row["reason"] = f"resolved {len(chosen)} packages" + "".join(
+            f", {name} {chosen[name]}" for name in ("torch", "numpy", "sqlalchemy", "ray", "rich", "flwr", "flwr-datasets", "mlflow-skinny")
+            if name in chosen and name != dep.package)
+        if dep.resolve_only:
+            return row
+        constraints = venv / "constraints.txt"
+        constraints.write_text("".join(f"{name}=={v}\n" for name, v in sorted(chosen.items())))
+        without = [r for r in wanted if requirement_name(r) not in BORROWED]
+        code, output, seconds = run(pip + ["-c", str(constraints), *without, "pytest"], PIP_TIMEOUT_S)
+        row["install_seconds"], row["installed"] = round(seconds, 1), code == 0
+        if code:
+            row["reason"] = "install: " + pip_reason(output)
+            return row
+        # appended after the venv's own site-packages: the venv's packages win, torch comes from the project
+        site = next((venv / "lib").glob("python*/site-packages"))
+        (site / "zz_fssl_floors_project_venv.pth").write_text(f"import site; site.addsitedir({str(MAIN_SITE)!r})\n")
+        # PYTHONPATH: the snapshot's fssl_core in every process, Ray's workers and Flower's too (not only cwd's)
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(source),
+               "FSSL_DATA": os.environ.get("FSSL_DATA", str(ROOT.parent / "shared" / "data"))}
+        code, output, seconds = run([python, "-c", probe_code(dep, version)], 600, cwd=source, env=env)
+        if code:
+            row["check_passed"], row["check"] = False, "import: " + (output.strip().splitlines() or ["?"])[-1][:300]
+            return row
+        summaries = []
+        for args in dep.checks:
+            code, output, seconds = run([python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args],
+                                        CHECK_TIMEOUT_S, cwd=source, env=env)
+            passed, summary = pytest_outcome(code, output)
+            summaries.append(summary)
+            row["check_seconds"] = round(row.get("check_seconds", 0) + seconds, 1)
+            if not passed:
+                row["check_passed"], row["check"] = False, " | ".join(summaries)
+                return row
+        row["check_passed"], row["check"] = True, " | ".join(summaries)
+        return row
+    finally:
+        row["seconds"] = round(time.monotonic() - start, 1)
+        discard(venv)
+
+
+def discard(venv: Path) -> None:
+    """Deleted beside the next candidate: a venv of some 30,000 files takes minutes to delete on a loaded disk."""
+    if venv.exists():
+        trash = venv.with_name(f"trash-{time.monotonic_ns()}")
+        venv.rename(trash)
+        DELETIONS.append(subprocess.Popen(["rm", "-rf", str(trash)]))
+
+
+def passes(row: dict, dep: Dependency) -> bool:
+    return row["resolved"] and (dep.resolve_only or bool(row["check_passed"]))
+
+
+def bisect(dep: Dependency, versions: list[str], floors: dict, source: Path, record: dict, clock: dict) -> None:
+    """The lowest passing version, testing the newest first; writes the record after every candidate."""
+    entry = record["dependencies"][dep.key]
+    tried: dict[str, dict] = {}
+
+    def test(i: int) -> bool:
+        version = versions[i]
+        if version not in tried:
+            left = remaining_probes(clock, dep.key, lo, hi)
+            eta = f", ETA ~{left * clock['mean_s'] / 60:.0f} min for ~{left} candidates" if clock["mean_s"] else ""
+            log(f"[{dep.key}] {version} ({i + 1} of {len(versions)} in range, probe {len(tried) + 1}{eta})")
+            row = measure(dep, version, floors, source)
+            tried[version] = row
+            entry["probes"].append(row)
+            clock["n"] += 1
+            clock["total_s"] += row["seconds"]
+            clock["mean_s"] = clock["total_s"] / clock["n"]
+            write(record)
+            verdict = "PASS" if passes(row, dep) else "fail"
+            log(f"[{dep.key}] {version}: {verdict} in {row['seconds']:.0f} s; {row['reason']}"
+                + (f"; check: {row['check']}" if row["check"] else ""))
+        return passes(tried[version], dep)
+
+    lo, hi = 0, len(versions) - 1
+    while not test(hi):            # a release pip cannot install yet (its parts not all published) is stepped over
+        if hi == 0 or len(tried) == NEWEST_TRIES:
+            entry["floor"], entry["note"] = None, f"the newest {len(tried)} fail: no floor"
+            return
+        hi -= 1
+    entry["newest_passing"] = versions[hi]
+    if dep.lowest_first:
+        if test(lo):
+            hi = lo
+        else:
+            lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if test(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    entry["floor"] = versions[lo]
+    entry["below_floor"] = versions[lo - 1] if lo > 0 else None     # tested and failed, by the bisection
+
+
+def remaining_probes(clock: dict, key: str, lo: int, hi: int) -> int:
+    ahead = clock["order"][clock["order"].index(key) + 1:]
+    return math.ceil(math.log2(max(hi - lo + 1, 1))) + 1 + sum(clock["sizes"][k] for k in ahead)
+
+
+def write(record: dict) -> None:
+    RECORD.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def readme(record: dict) -> str:
+    """README.md, from floors.json alone."""
+    deps = record["dependencies"]
+    floors = ["| dependency | floor | the version below it | searched | candidates tried | how | note |",
+              "|---|---|---|---|---|---|---|"]
+    for key, entry in deps.items():
+        floors.append(f"| {key} | {entry.get('written_floor') or entry.get('floor')} | "
+                      f"{entry.get('below_floor') or '-'} | {entry['range'][0]} to {entry['range'][1]} "
+                      f"({entry['candidates']}) | {len(entry['probes'])} | {entry['how']} | {entry.get('note', '')} |")
+    probes = ["| dependency | version | resolves | pip says | installs | check | check says | seconds |",
+              "|---|---|---|---|---|---|---|---|"]
+    yes = {True: "yes", False: "no", None: "-"}
+    for key, entry in deps.items():
+        for row in sorted(entry["probes"], key=lambda r: [int(x) if x.isdigit() else x
+                                                          for x in re.split(r"[.]", r["version"])]):
+            cell = lambda text: text.replace("|", "\\|")      # noqa: E731
+            probes.append(f"| {key} | {row['version']} | {yes[row['resolved']]} | {cell(row['reason'])} | "
+                          f"{yes[row['installed']]} | {yes[row['check_passed']]} | {cell(row['check'])} | "
+                          f"{row['seconds']:.0f} |")
+    return (f"# Floors of fssl's optional dependencies, measured {record['measured']} (issue 78)\n\n"
+            f"Generated by `python measurements/floors/measure_floors.py --readme` from `floors.json`; the method is "
+            f"that script's docstring. {record['machine']}; Python {record['python']}, pip {record['pip']}; code "
+            f"{record['commit']} plus {record['uncommitted_files']} uncommitted files; {record['seconds'] / 60:.0f} "
+            f"minutes in all. `tests/test_floors.py` keeps pyproject.toml's extras, environment.yml and "
+            f"flower-app/pyproject.toml at these floors.\n\n"
+            + "\n".join(floors) + "\n\nEvery candidate tried (each in a fresh venv; a check is run only for a "
+            "candidate that installs):\n\n" + "\n".join(probes) + "\n\nTo measure again (all, or some), then this "
+            "page from the record:\n\n```bash\npython measurements/floors/measure_floors.py\n"
+            "python measurements/floors/measure_floors.py --only ray,mlflow\n"
+            "python measurements/floors/measure_floors.py --readme\n```\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", default="", help="comma-separated keys of DEPENDENCIES (default: all)")
+    parser.add_argument("--readme", action="store_true", help="write README.md from floors.json and stop")
+    args = parser.parse_args()
+    if args.readme:
+        README.write_text(readme(json.loads(RECORD.read_text())))
+        return
+    keys = [d.key for d in DEPENDENCIES]
+    chosen = [k for k in args.only.split(",") if k] or keys
+    unknown = [k for k in chosen if k not in keys]
+    if unknown:
+        raise SystemExit(f"--only={args.only}: {unknown} unknown; one of {keys}")
+    os.nice(10)
+    WORK.mkdir(parents=True, exist_ok=True)
+    record = json.loads(RECORD.read_text()) if RECORD.exists() and args.only else {"dependencies": {}}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True)
+    pip_version = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True)
+    record.update(measured=time.strftime("%Y-%m-%d"), python=platform.python_version(),
+                  pip=pip_version.stdout.split()[1], commit=commit.stdout.strip(),
+                  uncommitted_files=len(dirty.stdout.splitlines()),
+                  machine=f"{platform.machine()} Linux, {os.cpu_count()} CPU cores shared with a training job")
+    source = snapshot()
+    started = time.monotonic()
+    plan = []
+    for dep in DEPENDENCIES:
+        if dep.key not in chosen:
+            continue
+        versions = released_versions(dep.package)
+        versions = versions[versions.index(dep.since) if dep.since else 0:
+                            versions.index(dep.until) + 1 if dep.until else None]
+        plan.append((dep, versions))
+        log(f"{dep.key}: {len(versions)} releases from {versions[0]} to {versions[-1]} ({dep.why_since})")
+    clock = {"n": 0, "total_s": 0.0, "mean_s": 0.0, "order": [d.key for d, _ in plan],
+             "sizes": {d.key: math.ceil(math.log2(len(v))) + 1 for d, v in plan}}
+    log(f"about {sum(clock['sizes'].values())} candidates to try, one at a time")
+    floors = {k: e["floor"] for k, e in record["dependencies"].items() if e.get("floor")}
+    needed = {m for d, _ in plan for r in d.with_ for m in re.findall(r"\{floor:(.+?)\}", r)}
+    if needed - set(floors) - set(clock["order"]):
+        raise SystemExit(f"--only={args.only}: needs the floor of {sorted(needed - set(floors))}, measured "
+                         f"neither before (floors.json) nor now; add it to --only")
+    for dep, versions in plan:
+        checks = " && ".join("pytest " + " ".join(f"'{a}'" if " " in a else a for a in c) for c in dep.checks)
+        record["dependencies"][dep.key] = {
+            "package": dep.package, "requirement": dep.pin, "with": list(dep.with_), "extras": list(dep.extras),
+            "range": [versions[0], versions[-1]], "candidates": len(versions), "why_range": dep.why_since,
+            "how": "resolver only (pip --dry-run)" if dep.resolve_only else f"resolves, installs, {checks}",
+            "probes": [], "floor": None, "note": dep.note}
+        bisect(dep, versions, floors, source, record, clock)
+        entry = record["dependencies"][dep.key]
+        entry["seconds"] = round(sum(row["seconds"] for row in entry["probes"]))
+        if entry["floor"]:
+            floors[dep.key] = entry["floor"]
+        if dep.key == "torch":
+            entry["lowest_resolving"] = entry["floor"]
+            entry["written_floor"], entry["note"] = TORCH_DECLARED
+        log(f"[{dep.key}] floor {entry['floor']} (below it: {entry.get('below_floor')})")
+        write(record)
+    for deletion in DELETIONS:
+        deletion.wait()
+    record["seconds"] = sum(entry["seconds"] for entry in record["dependencies"].values())
+    write(record)
+    README.write_text(readme(record))
+    log(f"done in {(time.monotonic() - started) / 60:.0f} min: {RECORD.relative_to(ROOT)}, {README.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
