@@ -19,7 +19,7 @@ tested and saw fail, unless the floor is the lowest searched.
 torch is measured by the resolver only (step 1): each candidate is a >= 2.5 GB download from PyPI (a CUDA
 build and its libraries), so no functional check runs; floors.json says so and keeps the declared floor.
 
-    python measurements/floors/measure_floors.py                 # every dependency, about 1.5 hours on 2 loaded cores
+    python measurements/floors/measure_floors.py                 # every dependency: over an hour on 2 loaded cores
     python measurements/floors/measure_floors.py --only ray,mlflow
     python measurements/floors/measure_floors.py --readme        # README.md again from floors.json
 
@@ -112,6 +112,8 @@ DEPENDENCIES = [
     Dependency(
         key="ray", package="ray", extras=("ray", "dev"), pin="ray=={v}",
         since=None, why_since="every release this Python has",
+        note="2.9.3 imports pkg_resources without declaring setuptools: absent from a venv without setuptools "
+             "and from the project's (setuptools 84.2.1)",
         imports=("ray", "fssl_core.executors.ray"),
         # the executor's own tests: not the smoke reproductions (notebooks) nor the one that needs MLflow
         checks=(("tests/test_executor_ray.py", "-k", "not smoke_reproduction and not tracked_run"),)),
@@ -121,8 +123,8 @@ DEPENDENCIES = [
                                               "constraints (/etc/xdg/pip/constraints.txt) cap torch"),
 ]
 # torch's floor is not measured functionally (see the docstring): the declared one, and why it stays
-TORCH_DECLARED = ("2.4", "declared, not measured: no functional check ran below 2.14.1 (each candidate a >= 2.5 GB "
-                         "download); the resolver accepts every torch from its lowest resolving version up")
+TORCH_DECLARED = ("2.4", ("declared, not measured: no functional check ran below 2.14.1 (each candidate a >= 2.5 GB "
+                          "download); the resolver accepts every torch from {floor} up, beside numpy {numpy}"))
 
 
 def log(message: str) -> None:
@@ -218,7 +220,9 @@ def measure(dep: Dependency, version: str, floors: dict, source: Path) -> dict:
         python = str(venv / "bin" / "python")
         pip = [sys.executable, "-m", "pip", "--python", python, "install", "--no-input"]
         extra = [re.sub(r"\{floor:(.+?)\}", lambda m: floors[m.group(1)], r) for r in dep.with_]
-        wanted = core_requirements(source) + [dep.pin.format(v=version)] + extra
+        # the candidate replaces fssl's own requirement on it (torch>=2.4 would refuse every torch below 2.4)
+        core = [r for r in core_requirements(source) if requirement_name(r) != dep.package]
+        wanted = core + [dep.pin.format(v=version)] + extra
         report = venv / "report.json"
         code, output, seconds = run(pip + ["--dry-run", "--ignore-installed", "--report", str(report), *wanted],
                                     PIP_TIMEOUT_S)
@@ -335,30 +339,34 @@ def write(record: dict) -> None:
     RECORD.write_text(json.dumps(record, indent=1) + "\n")
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")      # a pipe inside a markdown table cell
+
+
 def readme(record: dict) -> str:
     """README.md, from floors.json alone."""
     deps = record["dependencies"]
-    floors = ["| dependency | floor | the version below it | searched | candidates tried | how | note |",
-              "|---|---|---|---|---|---|---|"]
+    floors = ["| dependency | floor | the version below it | searched | candidates tried | how | note | code measured |",
+              "|---|---|---|---|---|---|---|---|"]
     for key, entry in deps.items():
-        floors.append(f"| {key} | {entry.get('written_floor') or entry.get('floor')} | "
-                      f"{entry.get('below_floor') or '-'} | {entry['range'][0]} to {entry['range'][1]} "
-                      f"({entry['candidates']}) | {len(entry['probes'])} | {entry['how']} | {entry.get('note', '')} |")
+        below = "-" if entry.get("written_floor") else entry.get("below_floor") or "-"   # a declared floor: none
+        floors.append(f"| {key} | {entry.get('written_floor') or entry.get('floor')} | {below} | {entry['range'][0]} to {entry['range'][1]} "
+                      f"({entry['candidates']}) | {len(entry['probes'])} | {entry['how']} | {entry.get('note', '')} | "
+                      f"{entry.get('code', '')} |")
     probes = ["| dependency | version | resolves | pip says | installs | check | check says | seconds |",
               "|---|---|---|---|---|---|---|---|"]
     yes = {True: "yes", False: "no", None: "-"}
     for key, entry in deps.items():
         for row in sorted(entry["probes"], key=lambda r: [int(x) if x.isdigit() else x
                                                           for x in re.split(r"[.]", r["version"])]):
-            cell = lambda text: text.replace("|", "\\|")      # noqa: E731
-            probes.append(f"| {key} | {row['version']} | {yes[row['resolved']]} | {cell(row['reason'])} | "
-                          f"{yes[row['installed']]} | {yes[row['check_passed']]} | {cell(row['check'])} | "
+            probes.append(f"| {key} | {row['version']} | {yes[row['resolved']]} | {_cell(row['reason'])} | "
+                          f"{yes[row['installed']]} | {yes[row['check_passed']]} | {_cell(row['check'])} | "
                           f"{row['seconds']:.0f} |")
     return (f"# Floors of fssl's optional dependencies, measured {record['measured']} (issue 78)\n\n"
             f"Generated by `python measurements/floors/measure_floors.py --readme` from `floors.json`; the method is "
-            f"that script's docstring. {record['machine']}; Python {record['python']}, pip {record['pip']}; code "
-            f"{record['commit']} plus {record['uncommitted_files']} uncommitted files; {record['seconds'] / 60:.0f} "
-            f"minutes in all. `tests/test_floors.py` keeps pyproject.toml's extras, environment.yml and "
+            f"that script's docstring. {record['machine']}; Python {record['python']}, pip {record['pip']}; "
+            f"{record['seconds'] / 60:.0f} minutes of candidates in all (code measured: the working tree when a "
+            f"run began, its commit and how many tracked files differed from it). `tests/test_floors.py` keeps pyproject.toml's extras, environment.yml and "
             f"flower-app/pyproject.toml at these floors.\n\n"
             + "\n".join(floors) + "\n\nEvery candidate tried (each in a fresh venv; a check is run only for a "
             "candidate that installs):\n\n" + "\n".join(probes) + "\n\nTo measure again (all, or some), then this "
@@ -388,10 +396,10 @@ def main() -> None:
                            text=True)
     pip_version = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, text=True)
     record.update(measured=time.strftime("%Y-%m-%d"), python=platform.python_version(),
-                  pip=pip_version.stdout.split()[1], commit=commit.stdout.strip(),
-                  uncommitted_files=len(dirty.stdout.splitlines()),
+                  pip=pip_version.stdout.split()[1],
                   machine=f"{platform.machine()} Linux, {os.cpu_count()} CPU cores shared with a training job")
     source = snapshot()
+    code = f"{time.strftime('%Y-%m-%d %H:%M')}: {commit.stdout.strip()} + {len(dirty.stdout.splitlines())} changed files"
     started = time.monotonic()
     plan = []
     for dep in DEPENDENCIES:
@@ -416,7 +424,7 @@ def main() -> None:
             "package": dep.package, "requirement": dep.pin, "with": list(dep.with_), "extras": list(dep.extras),
             "range": [versions[0], versions[-1]], "candidates": len(versions), "why_range": dep.why_since,
             "how": "resolver only (pip --dry-run)" if dep.resolve_only else f"resolves, installs, {checks}",
-            "probes": [], "floor": None, "note": dep.note}
+            "probes": [], "floor": None, "note": dep.note, "code": code}
         bisect(dep, versions, floors, source, record, clock)
         entry = record["dependencies"][dep.key]
         entry["seconds"] = round(sum(row["seconds"] for row in entry["probes"]))
@@ -424,7 +432,10 @@ def main() -> None:
             floors[dep.key] = entry["floor"]
         if dep.key == "torch":
             entry["lowest_resolving"] = entry["floor"]
-            entry["written_floor"], entry["note"] = TORCH_DECLARED
+            numpy = re.search(r"numpy ([\w.]+)", next(r["reason"] for r in entry["probes"]
+                                                        if r["version"] == entry["floor"]))
+            entry["written_floor"] = TORCH_DECLARED[0]
+            entry["note"] = TORCH_DECLARED[1].format(floor=entry["floor"], numpy=numpy.group(1) if numpy else "?")
         log(f"[{dep.key}] floor {entry['floor']} (below it: {entry.get('below_floor')})")
         write(record)
     for deletion in DELETIONS:
