@@ -54,8 +54,11 @@ def app_key(field: str) -> str:
     return FLOWER_NAMES.get(field, field.replace("_", "-"))
 
 
+_FIELD_OF = {key: field for field, key in FLOWER_NAMES.items()}
+
+
 def field_of(key: str) -> str:
-    return {v: k for k, v in FLOWER_NAMES.items()}.get(key, key.replace("-", "_"))
+    return _FIELD_OF.get(key, key.replace("-", "_"))
 
 
 def app_defaults() -> dict[str, Any]:
