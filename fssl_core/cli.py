@@ -198,6 +198,7 @@ def cmd_fingerprint(args) -> None:
 
 
 def cmd_reproduce(args) -> None:
+    from .report.publish import ValueMoved
     from .reproduce import parse_parameters, reproduce
     try:
         if args.until_decided:
@@ -212,8 +213,8 @@ def cmd_reproduce(args) -> None:
         reproduce(profile=args.profile, only=args.only, device=args.device, parameters=parse_parameters(args.param),
                   executor=args.executor, gpus_per_run=args.gpus_per_run, dry_run=args.dry_run,
                   replace_figures=args.replace_figures, train_only=args.train_only, replace=args.replace,
-                  tracker=tracker_of(args))
-    except RunsFailed as err:
+                  tracker=tracker_of(args), from_records=args.from_records)
+    except (RunsFailed, ValueMoved) as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(1)
     except KeyboardInterrupt:
@@ -334,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
                      help="the notebooks' results replace the published rows: a row averaged over more runs than "
                           "this run measured, and (without --param) a measured row outside this run's scope, are "
                           "dropped (named first). By default a republish drops no measured row and names what it kept")
+    rep.add_argument("--from-records", action="store_true",
+                     help="train nothing: rebuild the notebooks, tables, claims and figures from the committed run "
+                          "records (a cell missing a record publishes no value); fails naming the row, writing "
+                          "nothing, where the rebuild would change a published value at the same runs (a row the "
+                          "records now hold more runs of is updated and named)")
     rep.add_argument("--until-decided", action="store_true",
                      help="FedSiam's undecided claims under their stopping rule (papers/fedsiam/stopping.py): train only "
                           "the runs each claim's next look needs, stop each at its boundary; with --dry-run, say where "

@@ -27,6 +27,7 @@ from .config import ConfigError
 from .papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
 from .job.parameters import check_parameter_types, declared_parameters
+from .job.cells import RECORDS_ONLY_ENV
 from .job.preflight import check_environment, claim_staging, remove_stale_staging
 from .paths import SEPARATE_PROFILES, project_root, results_dir
 from .report.publish import STAGING_ENV, publish, publish_lock
@@ -57,6 +58,12 @@ def notebooks(only: str | None = None, profile: str = "quick") -> list[Path]:
         if not found:
             raise ConfigError(f"reproduce: only={only!r}: matches no notebook of profile {profile!r} in notebooks/")
     return found
+
+
+def notebook_seconds(profile: str) -> dict[str, float]:
+    """Each notebook's last measured execution (results/notebook_seconds.json; record_seconds writes it)."""
+    path = results_dir(profile) / "notebook_seconds.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
@@ -91,7 +98,7 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
               parameters: dict[str, Any] | None = None, workers: int | None = None,
               executor: str | None = None, gpus_per_run: float | None = None, dry_run: bool = False,
               replace_figures: bool = False, train_only: bool = False, replace: bool = False,
-              tracker: Any = None) -> Path | None:
+              tracker: Any = None, from_records: bool = False) -> Path | None:
     """Plan, train and execute the notebooks matching `only` at `profile` (None: $FSSL_PROFILE, else
     headline; profiles.job_profile) on `device`; `parameters`
     override notebook parameters (each must be declared by every notebook run, e.g. a narrower sweep
@@ -105,7 +112,10 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
     `replace`: a notebook's results replace the published rows they land on, and a whole-scope run's the
     whole table, even where that drops measured rows (named first); by default none is dropped (report/publish.py).
     `tracker` (integrations.mlflow_track.MlflowTracker): follows the runs as they train (an option of the
-    executor) and gets each notebook's figures (`log_figures`)."""
+    executor) and gets each notebook's figures (`log_figures`). `from_records`: train nothing; each notebook is
+    rebuilt from the committed records (a cell missing a record publishes no value: job/cells.py), and a rebuild
+    that would change a published value at the same runs fails naming it (report.publish.ValueMoved), writing
+    nothing."""
     from .executors import executor_named, sigterm_as_interrupt
 
     check_environment()
@@ -115,11 +125,11 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
     runner = executor_named(executor, workers=workers, **options, **({} if tracker is None else {"tracker": tracker}))
     with sigterm_as_interrupt():      # papermill shuts its kernel down on the way out, as on Ctrl-C
         return _reproduce(profile, only, device, parameters, runner, dry_run, replace_figures, train_only, replace,
-                          tracker)
+                          tracker, from_records)
 
 
 def _reproduce(profile, only, device, parameters, runner, dry_run=False,
-               replace_figures=False, train_only=False, replace=False, tracker=None) -> Path | None:
+               replace_figures=False, train_only=False, replace=False, tracker=None, from_records=False) -> Path | None:
     from .profiles import PROFILE_ENV, job_profile
 
     chosen, source = job_profile(profile)
@@ -129,7 +139,7 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
     os.environ[PROFILE_ENV] = chosen.name
     try:
         return _reproduce_at(chosen.name, source, only, device, parameters, runner, dry_run, replace_figures,
-                             train_only, replace, tracker)
+                             train_only, replace, tracker, from_records)
     finally:
         if before is None:
             os.environ.pop(PROFILE_ENV, None)
@@ -138,7 +148,7 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
 
 
 def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, replace_figures, train_only,
-                  replace, tracker=None) -> Path | None:
+                  replace, tracker=None, from_records=False) -> Path | None:
     import papermill
 
     from .data.datasets import data_root
@@ -176,18 +186,22 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
                                       f"leaves {plan.notebook} no cell to reproduce (it has {len(unnarrowed)} at "
                                       f"profile {profile} without them)")
     with runner:         # one executor for the estimate (Ray: its CPUs and GPUs) and the training
-        print(job.describe(runner.slots(job.pending)), flush=True)
+        timed = notebook_seconds(profile) if from_records else None
+        print(job.describe(runner.slots(job.pending), rebuild_seconds=timed), flush=True)
         if dry_run:
             print("[reproduce] dry run: nothing trained, executed or written", flush=True)
             return None
-        run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
+        if not from_records:
+            run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
     if train_only:
         print(f"[reproduce] train only: {len(job.pending)} run(s) trained; no notebook executed, nothing published",
               flush=True)
         return None
 
-    out_dir = results_dir(profile) / "notebooks"
-    out_dir.mkdir(parents=True, exist_ok=True)
+    # each executed notebook lands beside its results (published with them: a failed one leaves none), one folder
+    # a profile where profiles share results/
+    executed = (results_dir(profile) / "notebooks" / (profile if profile not in SEPARATE_PROFILES else "")
+                ).relative_to(project_root())
     seconds: dict[str, float] = {}
     for i, nb in enumerate(selected, 1):
         print(f"[notebook {i}/{len(selected)}] {nb.stem}", end="", flush=True)
@@ -195,8 +209,12 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{nb.stem}-", dir=project_root() / "results"))
         claim_staging(staging)
         os.environ[STAGING_ENV] = str(staging)     # the kernel writes its results and figures there
+        if from_records:
+            os.environ[RECORDS_ONLY_ENV] = "1"     # the kernel's reproduce_cells reads records, trains nothing
         try:
-            papermill.execute_notebook(str(nb), str(out_dir / nb.name), cwd=str(nb.parent), parameters=injected,
+            (staging / executed).mkdir(parents=True, exist_ok=True)
+            papermill.execute_notebook(str(nb), str(staging / executed / nb.name), cwd=str(nb.parent),
+                                       parameters=injected,
                                        progress_bar=False, log_output=False,
                                        # the kernel's own log is noise to a reader: its warning about its local
                                        # TCP socket, and the "KeyboardInterrupt caught in kernel" error the
@@ -208,6 +226,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
             raise
         finally:
             os.environ.pop(STAGING_ENV, None)
+            os.environ.pop(RECORDS_ONLY_ENV, None)
         seconds[nb.stem] = time.perf_counter() - start
         print(f" {seconds[nb.stem]:.0f} s", flush=True)
         if tracker is not None:       # the figures as the notebook drew them, before publish moves them
@@ -215,7 +234,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
         # what a publish keeps against the notebook's file, or drops, is said before it writes
         publish(staging, narrowed=bool(parameters), replace_figures=replace_figures, replace=replace,
                 say=lambda note: print(f"[notebook {i}/{len(selected)}]   {note}", flush=True),
-                rebuild=rebuilt_claim_rows)
+                rebuild=rebuilt_claim_rows, unchanged=from_records)
         with exclusive(publish_lock()):           # drawn from the rows as published, not as another job writes them
             redrawn = redraw_table_figure(nb.stem, profile)     # a table's figure from its published rows, whole
         if tracker is not None and redrawn is not None:

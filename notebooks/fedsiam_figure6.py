@@ -50,6 +50,7 @@ cells = fedsiam.plans.figure6(profile, device, datasets=datasets, mus=mus, seeds
 from fssl_core.report.plots import accuracy_vs_mu, save_figure
 from fssl_core.data.availability import dataset_available
 from fssl_core.job.cells import reproduce_cells
+from fssl_core.report.publish import as_published
 from fssl_core.report.tables import comparison_table, save_notebook_results
 
 results = reproduce_cells(cells, run_profile, device)
@@ -62,6 +63,8 @@ for dataset in datasets:
     if not dataset_available(dataset):
         print(f"{dataset}: needs-data")
         continue
-    fig, ax = accuracy_vs_mu(results, dataset, display_names=fedsiam.DISPLAY_NAMES,
+    # drawn from the rows as published (this run's over those of more runs or other μ): the CSV's figure
+    fig, ax = accuracy_vs_mu(as_published(results, "fedsiam_figure6", run_profile.name), dataset,
+                             display_names=fedsiam.DISPLAY_NAMES,
                              title=f"{dataset} IID, γ=0.10 (profile {run_profile.name}, {device})")
     save_figure(fig, f"fedsiam_figure6_{dataset}", run_profile.name)

@@ -31,6 +31,7 @@ from ..store import RunStore
 from .parameters import declared_parameters
 
 GUESS_SECONDS_PER_ROUND = 3.0    # a quick MNIST round of one E = 1 method on one core, when nothing better is known
+UNTIMED_NOTEBOOK_SECONDS = 30.0  # a notebook's execution reading its runs back, never timed here (measured: 7-33 s)
 
 
 @dataclass
@@ -61,11 +62,22 @@ class JobPlan:
         return wall_seconds([self.estimate[c.run_id] * (1 - min(self.resumed.get(c.run_id, 0), c.rounds) / c.rounds)
                              for c in self.pending], workers)
 
-    def describe(self, workers: int) -> str:
+    def describe(self, workers: int, rebuild_seconds: dict[str, float] | None = None) -> str:
+        """The plan in lines; `rebuild_seconds` (each notebook's last execution, notebook_seconds.json): a rebuild
+        from the records, which trains nothing and takes its notebooks' time."""
         sources = {self.estimate_source[c.run_id] for c in self.pending}
         lines = [f"[plan] {len(self.notebooks)} notebook(s), {len(self.pending) + len(self.stored)} run(s): "
                  f"{len(self.pending)} to train, {len(self.stored)} read back from the run store"]
-        if self.pending:
+        if rebuild_seconds is not None:
+            lines[0] = (f"[plan] {len(self.notebooks)} notebook(s) rebuilt from the records, nothing trained: "
+                        f"{len(self.stored)} run(s) read back; {len(self.pending)} planned run(s) have no record, so "
+                        f"their cells publish no value")
+            untimed = [nb.notebook for nb in self.notebooks if nb.notebook not in rebuild_seconds]
+            total = sum(rebuild_seconds.get(nb.notebook, UNTIMED_NOTEBOOK_SECONDS) for nb in self.notebooks)
+            lines.append(f"[plan] estimated {_minutes(total)} (the notebooks' last executions, "
+                         f"notebook_seconds.json" + (f"; {len(untimed)} never timed, counted "
+                                                     f"{UNTIMED_NOTEBOOK_SECONDS:g} s each" if untimed else "") + ")")
+        elif self.pending:
             where = {"this store": "this machine's finished runs",
                      "this store, same method": "this machine's runs of the same method on other splits",
                      "reference": "the reference 2-core CPU's times",

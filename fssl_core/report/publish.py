@@ -3,8 +3,8 @@
 The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir and figures_dir
 then point into a staging folder, so a notebook that fails half-way leaves the published results
 and figures as they were. Once it completes, `publish` moves its files into place:
-- a figure replaces the old one, except after a `--param` narrowing, which draws only its slice:
-  then the old figure stays (the console says so), unless the caller says the slice is the whole
+- a figure, or the executed notebook, replaces the old one, except after a `--param` narrowing, which draws
+  only its slice: then the old one stays (the console says so), unless the caller says the slice is the whole
   figure (`--replace-figures`, e.g. a table's MNIST columns where its other datasets need data);
 - a results CSV is merged into the published one, row by row (a row: a cell and the profile that
   measured it, ROW_KEY): a new row replaces the published row of its key unless that one averages
@@ -19,6 +19,12 @@ and figures as they were. Once it completes, `publish` moves its files into plac
   outside a `--param` narrowing still stay: that run never looked at them).
 Either way the measured rows kept against the new file, or dropped, are named (or, outside a narrowing,
 counted) on the console before anything is written (`say`).
+A rebuild from the records (`unchanged=True`, `reproduce --from-records`) must repeat what is published: a
+value it would move at the same runs fails the publish (`ValueMoved`, naming the rows) before anything is
+written; a row the records now hold more runs of is updated, as any republish does, and named; it adds no row
+without runs (a needs-data placeholder) and keeps each published figure (one file for every profile), a table's
+figure being redrawn from its rows after. A row a
+rebuild could not measure (tables.NOT_RECORDED) is never published.
 And a published row stays checkable: `unproven_published_runs` names the run ids the results CSVs cite
 that the run store cannot prove finished.
 """
@@ -31,8 +37,8 @@ from typing import Callable
 
 import pandas as pd
 
-from ..paths import project_root, results_dir
-from .tables import COLUMNS, KEY, read_results
+from ..paths import SEPARATE_PROFILES, project_root, results_dir
+from .tables import COLUMNS, KEY, NOT_RECORDED, read_results
 from ..store import RunStore, atomic_write_text, exclusive
 
 STAGING_ENV = "FSSL_OUTPUT_STAGING"
@@ -40,17 +46,28 @@ ROW_KEY = [*KEY, "profile"]      # one row per cell and measuring profile
 NAMED = 5                        # rows named in a note; the rest are counted
 
 
+class ValueMoved(RuntimeError):
+    """A rebuild from the records would change a published value."""
+
+
 def publish(staging: Path, narrowed: bool, replace_figures: bool = False, replace: bool = False,
             say: Callable[[str], None] | None = None,
-            rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None = None) -> list[str]:
+            rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None = None,
+            unchanged: bool = False) -> list[str]:
     """Move every file under `staging` to the same place under the project root; return the notes
     (rows kept against the new file, or dropped, derived rows rebuilt), each passed to `say` before anything
     is written. `replace_figures`: a narrowed run's figures replace the old ones; `replace`: see the module's
-    doc; `rebuild`: a results table's derived rows recomputed from its merged rows, with notes.
+    doc; `rebuild`: a results table's derived rows recomputed from its merged rows, with notes; `unchanged`: a
+    rebuild from the records, which raises ValueMoved, writing nothing, where it would change a published value
+    at the same runs (a row of more runs replaces one of fewer, named, as in any republish).
     One publish at a time (PUBLISH_LOCK): each reads the published tables, merges and writes under the
     lock, so two reproductions publishing slices of one table at once both land (a second waits)."""
     with exclusive(publish_lock(), waiting="{holder} is publishing results; waiting for it"):
-        return _publish(staging, narrowed, replace_figures, replace, say, rebuild)
+        try:
+            return _publish(staging, narrowed, replace_figures, replace, say, rebuild, unchanged)
+        except ValueMoved:
+            shutil.rmtree(staging, ignore_errors=True)      # a rebuild that disagrees publishes nothing
+            raise
 
 
 PUBLISH_LOCK = ".publish.lock"
@@ -67,25 +84,47 @@ STAGING_OWNER = ".owner"
 
 def _publish(staging: Path, narrowed: bool, replace_figures: bool, replace: bool,
              say: Callable[[str], None] | None,
-             rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None) -> list[str]:
-    moves, notes = [], []
+             rebuild: Callable[[pd.DataFrame], tuple[pd.DataFrame, list[str]]] | None,
+             unchanged: bool = False) -> list[str]:
+    moves, notes, moved = [], [], []
     for staged in sorted(p for p in staging.rglob("*") if p.is_file() and p.name != STAGING_OWNER):
         dest = project_root() / staged.relative_to(staging)
         where = dest.relative_to(project_root())
-        if staged.suffix == ".png" and narrowed and not replace_figures and dest.exists():
-            # a narrowed run draws only its slice: the whole table's figure stays until a whole run
-            notes.append(f"{where}: kept (this run's figure shows only its --param slice; "
-                         f"--replace-figures if the slice is the whole figure)")
-        elif staged.suffix == ".csv" and dest.exists():
+        if staged.suffix in (".png", ".ipynb") and narrowed and not replace_figures and dest.exists():
+            # a narrowed run draws only its slice: the whole table's figure, and its executed notebook, stay until
+            # a whole run
+            notes.append(f"{where}: kept (this run's {'figure' if staged.suffix == '.png' else 'notebook'} shows "
+                         f"only its --param slice; --replace-figures if the slice is the whole figure)")
+        elif staged.suffix == ".png" and unchanged and not replace_figures and dest.exists():
+            # a figure is one file for every profile: a rebuild at one profile must not swap in its own drawing
+            # of a figure another profile drew (a table's figure is redrawn from its published rows after)
+            notes.append(f"{where}: kept (a rebuild keeps the published figure; the executed notebook shows the "
+                         f"rebuilt one)")
+        elif staged.suffix == ".csv" and (dest.exists() or unchanged):
             # a first publish needs no rebuild: the notebook built its claims from the cells it brings
-            new, note = merged_results(read_results(dest), read_results(staged), narrowed, replace)
+            old = read_results(dest) if dest.exists() else pd.DataFrame(columns=COLUMNS)
+            brought = read_results(staged)
+            brought = brought[brought.status != NOT_RECORDED]
+            if unchanged:      # a rebuild adds no row the records did not measure (e.g. a needs-data placeholder)
+                known = set(_keys(old))
+                published = pd.Series([k in known for k in _keys(brought)], index=brought.index, dtype=bool)
+                brought = brought[brought.n_runs.fillna(0).gt(0) | published]
+            new, note = merged_results(old, brought, narrowed, replace)
             notes += [f"{where}: {note}"] if note else []
             if rebuild:
                 new, rebuilt = rebuild(new)
                 notes += [f"{where}: {n}" for n in rebuilt]
+            if unchanged:
+                disagree, grown = moved_values(old, new)
+                moved += [f"{where}: {m}" for m in disagree]
+                notes += [f"{where}: updated {len(grown)} value(s) the records now hold more runs of: "
+                          f"{'; '.join(grown[:NAMED])}" + (" ..." if len(grown) > NAMED else "")] if grown else []
             moves.append((dest, new))
         else:
             moves.append((dest, staged))
+    if moved:
+        raise ValueMoved(f"the rebuild from the records would change {len(moved)} published value(s), nothing "
+                         f"written: {'; '.join(moved[:NAMED])}" + (" ..." if len(moved) > NAMED else ""))
     for note in notes if say else ():
         say(note)
     for dest, what in moves:
@@ -96,6 +135,23 @@ def _publish(staging: Path, narrowed: bool, replace_figures: bool, replace: bool
             os.replace(what, dest)
     shutil.rmtree(staging, ignore_errors=True)
     return notes
+
+
+def moved_values(old: pd.DataFrame, new: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The rows of `old` holding a value that `new` (the table after a publish) changes or drops, each named with
+    both values, split in two: (moved: at the same runs or fewer, a value the records no longer give; updated:
+    averaged over more runs than `old` had, where the records grew after the row was published)."""
+    after = dict(zip(_keys(new), zip(new.reproduced_value, new.n_runs)))
+    moved, updated = [], []
+    for key, row in zip(_keys(old), old.itertuples()):
+        if pd.isna(row.reproduced_value):
+            continue
+        value, n = after.get(key, (float("nan"), 0))
+        if not value == row.reproduced_value:
+            (updated if n > row.n_runs else moved).append(
+                f"{row.table} {row.setting} γ={row.labeled} {row.dataset} {row.method} {row.metric} ({row.profile}) "
+                f"was {row.reproduced_value:g} (n={row.n_runs:.0f}), rebuilt {value:g} (n={n:.0f})")
+    return moved, updated
 
 
 def _keys(frame: pd.DataFrame) -> list[tuple]:
@@ -152,6 +208,19 @@ def _in_order(old: pd.DataFrame, new: pd.DataFrame, taken: set[tuple]) -> pd.Dat
     positions = [at[k] if k in taken else i for i, k in enumerate(old_keys)]
     positions += [at[k] for k in new_keys if k not in known]
     return pd.concat([old, new], ignore_index=True).iloc[positions].reset_index(drop=True)
+
+
+def as_published(frame: pd.DataFrame, notebook: str, profile: str) -> pd.DataFrame:
+    """`frame`'s rows (a notebook's results at `profile`) as they will stand once published over
+    results/<notebook>.csv: a published row of more runs stays, one the notebook did not measure too; the rows of
+    `profile` only. A figure drawn from these shows the table beside it, not only what this run measured."""
+    # the published table, not the staging folder a notebook under `reproduce` writes into
+    csv = project_root() / "results" / (profile if profile in SEPARATE_PROFILES else "") / f"{notebook}.csv"
+    measured = frame[frame.status != NOT_RECORDED]
+    if not csv.exists():
+        return measured.reset_index(drop=True)
+    merged, _ = merged_results(read_results(csv), measured, narrowed=True)
+    return merged[merged.profile == profile].reset_index(drop=True)
 
 
 def unproven_published_runs(folder: Path | None = None, store: RunStore | None = None) -> dict[str, list[str]]:

@@ -32,6 +32,8 @@ from ..store import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text
 COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
            "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "seconds", "status", "run_ids"]
 NEEDS_DATA, NEEDS_GPU, DIVERGED = "needs-data", "needs-gpu", "diverged"
+# a cell a rebuild from the records could not measure (some of its runs have no record): no statement, never published
+NOT_RECORDED = "not-recorded"
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,10 @@ class RunStore:
         proven = prove_finished(self.dir(cfg), cfg)
         return None if proven is None else RunResult(cfg, *proven)
 
+    def has_final_state(self, cfg: RunConfig) -> bool:
+        """Whether `final_state` can answer: the run finished and its checkpoint is here (committed runs carry none)."""
+        return self.load(cfg) is not None and (self.dir(cfg) / CHECKPOINT).exists()
+
     def final_state(self, cfg: RunConfig) -> dict[str, Any]:
         """The server state after the last round of the finished run of `cfg` (its checkpoint)."""
         if self.load(cfg) is None:
