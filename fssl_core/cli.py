@@ -127,9 +127,9 @@ def partition_config(pairs: dict[str, str]) -> RunConfig:
     from .run_config import RunConfig      # here, not at the top: --help imports no torch
     if "algorithm" not in pairs:
         from .algorithms import ALGORITHMS
-        from .data.partition import LABELS_AT
-        where = LABELS_AT.get(pairs.get("partition", RunConfig.partition))
-        fitting = [name for name, cls in ALGORITHMS.items() if where in cls.labels_at]
+        from .data.partition import PARTITIONS
+        partition = PARTITIONS.get(pairs.get("partition", RunConfig.partition))
+        fitting = [name for name, cls in ALGORITHMS.items() if partition and partition.labels_at in cls.labels_at]
         pairs = {**pairs, "algorithm": fitting[0] if fitting else RunConfig.algorithm}
     return RunConfig.from_strings(pairs)
 
@@ -145,7 +145,8 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
     holds and its three largest."""
     import pandas as pd
 
-    from .data.partition import partition_arguments
+    from .data.partition import PARTITIONS
+    reads = PARTITIONS[cfg.partition].reads
     parties = ([("server", counts["server"]["labeled"], None)] if sum(counts["server"]["labeled"].values()) else [])
     parties += [(str(k), c["labeled"], c["unlabeled"]) for k, c in enumerate(counts["clients"])]
     classes = list(counts["server"]["labeled"])
@@ -164,10 +165,10 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
     table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("party").reset_index()
     # γ, or at the server the count N_s that takes its place (Federation.partition_of); the partition's other
     # arguments where they differ from RunConfig's defaults
-    size = (f"server_labeled={cfg.server_labeled}" if cfg.server_labeled > 0 and "server_labeled" in
-            partition_arguments(cfg.partition) else f"γ={cfg.labeled_ratio}")
+    size = (f"server_labeled={cfg.server_labeled}" if cfg.server_labeled > 0 and "server_labeled" in reads
+            else f"γ={cfg.labeled_ratio}")
     default = type(cfg)()
-    others = [f"{field}={getattr(cfg, field)}" for field in partition_arguments(cfg.partition)
+    others = [f"{field}={getattr(cfg, field)}" for field in reads
               if field not in ("labeled_ratio", "server_labeled") and getattr(cfg, field) != getattr(default, field)]
     settings = " ".join([size] + others)
     labeled, unlabeled = int(table["labeled"].sum()), int(table["unlabeled"].sum())

@@ -1,10 +1,11 @@
 """What a run's configuration is made of: the fields every run has, how a setting is declared, what a value may be.
 
-`SharedFields` holds the fields of every run (what is run, how the data are split, the optimiser, how it is
-executed) with their defaults and docs. Defaults are FedSiam's Table 2, the shared parameters of all its
-baselines, unless a doc says otherwise. An algorithm declares its own settings in its own file, as a frozen
-dataclass of `setting(default, rule, doc)` fields beside its loss (fssl_core/algorithms/<name>.py).
-`fssl_core.run_config.RunConfig` joins the two, validates them and computes the run's identity.
+`SharedFields` holds the fields of every run (what is run, the optimiser, how it is executed) with their defaults
+and docs. Defaults are FedSiam's Table 2, the shared parameters of all its baselines, unless a doc says
+otherwise. An algorithm declares its own settings in its own file, as a frozen dataclass of
+`setting(default, rule, doc)` fields beside its loss (fssl_core/algorithms/<name>.py); a partition its
+parameters so, beside its function (fssl_core/data/partition/declaration.py).
+`fssl_core.run_config.RunConfig` joins the three, validates them and computes the run's identity.
 
 A rule is, for a string, its choices; for a number, an interval written as in mathematics ('[' and ']' closed,
 '(' and ')' open, inf: no bound, which for a float means at most FLOAT32_BOUND), and a float must also be finite.
@@ -70,20 +71,8 @@ class SharedFields:
     algorithm: str = setting("fedavg", doc="registry name, see fssl_core.algorithms.ALGORITHMS")
     dataset: str = setting("mnist", doc="see fssl_core.data.datasets.DATASETS")
     model: str = setting(AUTO, doc="'auto': the paper's model for the dataset (models.default_model_for)")
-    # --- how the data are split (fssl_core.data.partition states these fields' rules) ------------
-    partition: str = setting("iid", doc="labels-at-client iid/noniid1-3, labels-at-server, Dirichlet, streaming")
-    labeled_ratio: float = setting(0.1, doc="γ: labeled fraction (of each client: labels-at-client; of |D|: server_*)")
-    server_labeled: int = setting(0, doc="N_s: labeled samples at the server (FedMix, FedAnchor); 0 = use γ")
-    dirichlet_alpha: float = setting(0.1, doc="μ (FedMix) / α (FedAnchor): Dirichlet concentration")
-    classes_per_client: int = setting(2, doc="C'_k of FedSiam's non-IID settings")
-    rich_clients: int = setting(10, doc="noniid3: clients with the high labeled ratio ('10 clients own 55%')")
-    rich_labeled_ratio: float = setting(0.55, doc="noniid3: their labeled ratio; the others' follows from γ")
-    server_balanced: bool = setting(False, doc="server's labeled set class-balanced (FedMix, FedAnchor: True)")
-    stratified: bool = setting(False, doc="server_iid: equal per-class counts on every client (FedMix IID)")
-    min_client_size: int = setting(10, doc="Dirichlet splits: redrawn until every client holds this many")
-    stream_parts: int = setting(1, doc="streaming non-IID: parts per client, one used per round")
-    flwr_partitioner: str = setting("", doc="partition='flwr_datasets': a Flower Datasets partitioner's call, e.g. "
-                                    "\"DirichletPartitioner(partition_by='label', alpha=0.5)\" (data/partition/flower.py)")
+    # --- how the data are split (each partition's own parameters are declared beside it) -------------
+    partition: str = setting("iid", doc="see fssl_core.data.partition.PARTITIONS")
     resplit_train: int = setting(0, doc="> 0: pool the official train+test sets and redraw this many training and "
                                         "resplit_test test samples, class-stratified (FedMix: 64,000 / 2,000 "
                                         "Fashion-MNIST, 56,000 / 2,000 CIFAR-10); 0: the official splits")

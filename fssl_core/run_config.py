@@ -1,7 +1,8 @@
 """RunConfig: every knob of a run, validated on construction, identified by a stable hash.
 
-A RunConfig holds the fields every run has (config.SharedFields) and every registered algorithm's settings
-(declared beside each algorithm, fssl_core/algorithms/<name>.py), all read as attributes: `cfg.lr`,
+A RunConfig holds the fields every run has (config.SharedFields), every registered partition's parameters
+(declared beside each partition, fssl_core/data/partition/) and every registered algorithm's settings (declared
+beside each algorithm, fssl_core/algorithms/<name>.py), all read as attributes: `cfg.lr`, `cfg.labeled_ratio`,
 `cfg.tau_curve`. Built from keyword arguments, a mapping or command-line strings, it is checked once, here:
 each field's type, then its rule (config.checked), then the rules across fields, each registry's beside what
 it owns (`config_rules()` in fssl_core.algorithms, data.datasets, data.partition, models). Validation only
@@ -10,14 +11,15 @@ can refuse (a class too small for a balanced server set, a device absent) is ref
 `data.partition.PartitionError`, `data.datasets.DatasetUnavailable`, `engine.DeviceUnavailable`.
 
 The run's identity hashes one flat name → value map (`to_dict`): the fields that change the result and differ
-from their defaults, less an algorithm's settings that the run's algorithm does not read, plus the revisions of
-the computation. This module sits above the registries it asks; none of them imports it.
+from their defaults, less the settings and parameters that the run's algorithm and partition do not read, plus
+the revisions of the computation. This module sits above the registries it asks; none of them imports it.
 """
 from __future__ import annotations
 
 import difflib
 import functools
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +29,7 @@ from .algorithms import config_rules as algorithm_rules
 from .config import AUTO, ConfigError, Interval, Setting, SharedFields, checked, parsed, settings_of
 from .data.datasets import DATASETS, shape_of
 from .data.datasets import config_rules as dataset_rules
-from .data.partition import LABELS_AT, PARTITIONS, SAME_LABELED_SPLIT, partition_arguments, partitioner_identity
+from .data.partition import PARTITIONS, ignored_parameters, partition_parameters
 from .data.partition import config_rules as partition_rules
 from .models import MODELS, default_model_for
 from .models import config_rules as model_rules
@@ -50,23 +52,29 @@ ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batc
 SERVER_TRAINING_REVISION = 1
 
 _SHARED = settings_of(SharedFields)
-# the shared fields that are a partition's optional arguments (each partition reads some: partition_arguments)
-PARTITION_FIELDS = frozenset(name for partition in PARTITIONS for name in partition_arguments(partition))
 _CHOICES = {"algorithm": lambda: tuple(ALGORITHMS), "dataset": lambda: DATASETS,
-            "model": lambda: (AUTO, *MODELS), "partition": lambda: PARTITIONS}
+            "model": lambda: (AUTO, *MODELS), "partition": lambda: tuple(PARTITIONS)}
+
+
+def _registries() -> tuple:
+    """The state of the two registries that declare fields: what the cached tables below are computed for."""
+    return tuple(ALGORITHMS.items()), tuple(PARTITIONS.items())
 
 
 def declared() -> dict[str, Setting]:
-    """Every field: the shared ones, then the registered algorithms' settings (as registered now)."""
-    return _declared(tuple(ALGORITHMS.items()))
+    """Every field: the shared ones, the registered partitions' parameters, then the registered algorithms'
+    settings (as registered now)."""
+    return _declared(_registries())
 
 
 @functools.lru_cache(maxsize=8)
-def _declared(registry: tuple) -> dict[str, Setting]:
-    settings = algorithm_settings()
-    for name in settings.keys() & _SHARED.keys():
-        raise RuntimeError(f"RunConfig.{name}: declared both as a shared field and as an algorithm's setting")
-    return {**_SHARED, **settings}
+def _declared(registries: tuple) -> dict[str, Setting]:
+    parameters, settings = partition_parameters(), algorithm_settings()
+    kinds = (("a shared field", _SHARED), ("a partition's parameter", parameters), ("an algorithm's setting", settings))
+    for (kind, one), (other_kind, other) in itertools.combinations(kinds, 2):
+        for field in one.keys() & other.keys():
+            raise RuntimeError(f"RunConfig.{field}: declared both as {kind} and as {other_kind}")
+    return {**_SHARED, **parameters, **settings}
 
 
 def field_types() -> dict[str, type]:
@@ -80,11 +88,11 @@ def defaults() -> dict[str, Any]:
 def field_rules() -> dict[str, Any]:
     """Every field's rule: its declaration's, the choices of the four registries' names, and the rules each
     registry states for the shared fields it owns; a field of no rule is only type-checked."""
-    return _field_rules(tuple(ALGORITHMS.items()))
+    return _field_rules(_registries())
 
 
 @functools.lru_cache(maxsize=8)
-def _field_rules(registry: tuple) -> dict[str, Any]:
+def _field_rules(registries: tuple) -> dict[str, Any]:
     rules = {name: s.rule for name, s in declared().items() if s.rule is not None}
     owned = [_CHOICES, *(rules for rules, _ in (dataset_rules(), model_rules(), partition_rules()))]
     for rules_of_registry in owned:
@@ -102,14 +110,14 @@ def field_intervals() -> dict[str, Interval]:
 
 
 def _cross_field_rules() -> tuple:
-    return _cross_field_rules_of(tuple(ALGORITHMS.items()))
+    return _cross_field_rules_of(_registries())
 
 
 @functools.lru_cache(maxsize=8)
-def _cross_field_rules_of(registry: tuple) -> tuple:
-    """Every construction applies them: gathered once per state of the algorithm registry."""
-    registries = (dataset_rules(), model_rules(), algorithm_rules(), partition_rules())
-    return (_clients_per_round, _tf32_on_cuda_only, *(rule for _, rules in registries for rule in rules))
+def _cross_field_rules_of(registries: tuple) -> tuple:
+    """Every construction applies them: gathered once per state of the algorithm and partition registries."""
+    owners = (dataset_rules(), model_rules(), algorithm_rules(), partition_rules())
+    return (_clients_per_round, _tf32_on_cuda_only, *(rule for _, rules in owners for rule in rules))
 
 
 def _clients_per_round(cfg, facts):
@@ -182,7 +190,7 @@ class RunConfig(SharedFields):
 
     # --- the flat map, equality, display ------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """Every field's value, shared fields first, then the algorithms' settings."""
+        """Every field's value, shared fields first, then the partitions' parameters and the algorithms' settings."""
         return {**{name: getattr(self, name) for name in _SHARED}, **self.__dict__["_settings"]}
 
     def __eq__(self, other: object) -> bool:
@@ -200,21 +208,23 @@ class RunConfig(SharedFields):
     @property
     def run_id(self) -> str:
         """Hash of every field that changes the result and differs from its default (an algorithm's
-        setting that the run's algorithm does not read changes nothing: algorithms.ignored_settings; nor does
-        a partition's unlabeled split for a method that reads no unlabeled sample), plus the
-        revisions of the computation (ENGINE_REVISION, the algorithm's own and, where bumped, the
-        network's). Leaving defaults out means a new knob, added with a default that keeps the old
-        behaviour, does not orphan the runs already in a store; changing what a run computes is a revision bump."""
+        setting that the run's algorithm does not read changes nothing: algorithms.ignored_settings, nor does a
+        partition's parameter that its partition does not read; nor a partition's unlabeled split for a method
+        that reads no unlabeled sample), plus the revisions of the computation (ENGINE_REVISION, the algorithm's
+        own and, where bumped, the network's). Leaving defaults out means a new knob, added with a default that
+        keeps the old behaviour, does not orphan the runs already in a store; changing what a run computes is a
+        revision bump."""
         return self.identity_hash[:16]
 
     def fields_read(self) -> dict[str, Any]:
         """`to_dict` less the fields this run does not read: the algorithms' settings its algorithm ignores
-        (algorithms.ignored_settings), the partition fields its partition takes no argument of, and γ at the
-        server where a count N_s (server_labeled > 0) takes its place. The partition's rules hold the last two
-        at their defaults (data.partition.config_rules). The identity hashes what this returns, less
-        NOT_IN_IDENTITY and the defaults; MLflow shows it as the run's params (integrations/mlflow_fields.py)."""
-        ignored = ignored_settings(self.algorithm) | (PARTITION_FIELDS - set(partition_arguments(self.partition)))
-        if LABELS_AT[self.partition] == "server" and self.server_labeled > 0:
+        (algorithms.ignored_settings), the partitions' parameters its partition ignores
+        (data.partition.ignored_parameters), and γ at the server where a count N_s (server_labeled > 0) takes its
+        place. The partition's rules hold the last two at their defaults (data.partition.config_rules). The
+        identity hashes what this returns, less NOT_IN_IDENTITY and the defaults; MLflow shows it as the run's
+        params (integrations/mlflow_fields.py)."""
+        ignored = ignored_settings(self.algorithm) | ignored_parameters(self.partition)
+        if PARTITIONS[self.partition].labels_at == "server" and self.server_labeled > 0:
             ignored |= {"labeled_ratio"}
         return {k: v for k, v in self.to_dict().items() if k not in ignored}
 
@@ -222,15 +232,16 @@ class RunConfig(SharedFields):
     def identity_hash(self) -> str:
         """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
         stored file's `config_hash` must equal to belong to this run (store/integrity.py)."""
-        algorithm = ALGORITHMS[self.algorithm]
+        algorithm, partition = ALGORITHMS[self.algorithm], PARTITIONS[self.partition]
         initial = defaults()
         identity = {k: v for k, v in self.fields_read().items() if k not in NOT_IN_IDENTITY and v != initial[k]}
-        if not algorithm.reads_unlabeled and self.partition in SAME_LABELED_SPLIT:
-            identity["partition"] = SAME_LABELED_SPLIT[self.partition]     # the same computation: one run
-        if "flwr_partitioner" in identity:      # the call's class and arguments, not its spelling: one run
-            identity["flwr_partitioner"] = partitioner_identity(identity["flwr_partitioner"])
+        if not algorithm.reads_unlabeled and partition.same_labeled_split:
+            identity["partition"] = partition.same_labeled_split      # the same computation: one run
+        for name, normal_form in partition.normal_forms.items():   # two spellings of one computation: one run
+            if name in identity:
+                identity[name] = normal_form(identity[name])
         identity["revision"] = [ENGINE_REVISION, algorithm.revision]
-        if LABELS_AT.get(self.partition) == "server":
+        if partition.labels_at == "server":
             identity["server_training_revision"] = SERVER_TRAINING_REVISION
         model = MODELS.get(self.model)
         if model is not None and model.revision:     # a network's own revision (only where bumped: the
@@ -278,18 +289,27 @@ def _validate(cfg: RunConfig) -> None:
 class Facts:
     model: str                 # cfg.model with 'auto' resolved
     algorithm: type            # the algorithm's class: its declared labels_at, cohort, needs_projection
+    partition: Any             # cfg.partition's declaration: where it puts the labels, what it reads, its checks
     shape: Any                 # data.datasets.Shape of cfg.dataset
     train: int                 # training samples the partition splits (resplit_train where set)
-    labels_at: str             # 'client' or 'server': where cfg.partition puts the labels
-    uses: tuple[str, ...]      # the partition fields cfg.partition reads
     defaults: dict[str, Any]   # every field's default
+
+    @property
+    def labels_at(self) -> str:
+        """'client' or 'server': where cfg.partition puts the labels."""
+        return self.partition.labels_at
+
+    @property
+    def uses(self) -> tuple[str, ...]:
+        """The partition's parameters cfg.partition reads."""
+        return self.partition.reads
 
     @classmethod
     def of(cls, cfg: RunConfig) -> "Facts":
         shape = shape_of(cfg.dataset)
         return cls(model=default_model_for(cfg.dataset) if cfg.model == AUTO else cfg.model,
-                   algorithm=ALGORITHMS[cfg.algorithm], shape=shape, train=cfg.resplit_train or shape.num_train,
-                   labels_at=LABELS_AT[cfg.partition], uses=partition_arguments(cfg.partition), defaults=defaults())
+                   algorithm=ALGORITHMS[cfg.algorithm], partition=PARTITIONS[cfg.partition], shape=shape,
+                   train=cfg.resplit_train or shape.num_train, defaults=defaults())
 
     def training_set(self, cfg: RunConfig) -> str:
         """The training set the partition splits, for a message ("mnist's 60000 training samples")."""

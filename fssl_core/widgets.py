@@ -19,7 +19,6 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 
 from .algorithms.fedsiam import tau_schedule
-from .run_config import RunConfig
 from .data import partition as _partition
 from .data.partition import DirichletDrawError
 
@@ -235,7 +234,8 @@ def partition_summary(counts: np.ndarray, labels: np.ndarray, num_classes: int) 
 
 
 FEDMIX_SERVER_LABELED = 1000                    # N_s: FedMix's class-balanced labeled set at the server
-MIN_CLIENT_SIZE = RunConfig.min_client_size     # the runs' rule: the split is redrawn until every client has this many
+# the runs' rule: the split is redrawn until every client has this many
+MIN_CLIENT_SIZE = _partition.partition_parameters()["min_client_size"].default
 
 
 def dirichlet_partition_of(labels: np.ndarray, num_classes: int, mu: float, clients: int, seed: int,

@@ -5,9 +5,11 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from fssl_core.algorithms import ALGORITHMS
 from fssl_core.config import ConfigError
 from fssl_core.run_config import RunConfig, field_intervals, field_rules, field_types
 from fssl_core.data.datasets import data_root
+from fssl_core.data.partition import PARTITIONS, ignored_parameters, partition_parameters
 
 
 def test_defaults_are_fedsiam_table2():
@@ -161,7 +163,7 @@ SERVER = dict(partition="server_iid", server_labeled=1000, server_balanced=True)
 
 
 @pytest.mark.parametrize("changes, message", [
-    # partition × algorithm (Algorithm.labels_at against data.partition.LABELS_AT)
+    # partition × algorithm (Algorithm.labels_at against each partition's declared labels_at)
     (dict(algorithm="fedavg", partition="server_iid"),
      "RunConfig.algorithm='fedavg', partition='server_iid': fedavg learns from labels at the clients, and partition "
      "'server_iid' puts them at the server; use partition=iid or noniid1 or noniid2 or noniid3 or client_dirichlet "
@@ -259,12 +261,60 @@ def test_what_the_rules_allow():
     RunConfig(clients=1, clients_per_round=1)                  # fedmatch_helpers=2 binds FedMatch only
 
 
+# --- every registered partition and its parameters: cases read from the registry ------------------------------
+# (each a function of a name: tests/test_extending.py runs them on a partition registered from outside the package)
+
+def example_config(partition: str) -> dict:
+    """RunConfig fields of partition `partition` with its declared example arguments, under the first registered
+    algorithm that reads labels where it puts them."""
+    declared = PARTITIONS[partition]
+    algorithm = next(name for name, cls in ALGORITHMS.items() if declared.labels_at in cls.labels_at)
+    return dict(partition=partition, algorithm=algorithm, **declared.example)
+
+
+@pytest.mark.parametrize("partition", list(PARTITIONS))
+def test_every_partition_with_its_example_is_a_run_that_reads_its_parameters_and_no_other(partition):
+    cfg = RunConfig(**example_config(partition))
+    read = cfg.fields_read()
+    count_in_place_of_ratio = PARTITIONS[partition].labels_at == "server" and cfg.server_labeled > 0
+    assert set(PARTITIONS[partition].reads) - ({"labeled_ratio"} if count_in_place_of_ratio else set()) <= set(read)
+    assert not ignored_parameters(partition) & set(read)
+    assert RunConfig.from_strings({k: str(v) for k, v in cfg.to_dict().items()}).run_id == cfg.run_id
+
+
+@pytest.mark.parametrize("parameter", list(partition_parameters()))
+def test_a_partition_parameter_outside_its_rule_is_one_line_naming_it_its_value_and_what_is_allowed(parameter):
+    kind, interval = field_types()[parameter], field_intervals().get(parameter)
+    if interval is None:                       # a flag or a text: a value of another type
+        value, allowed = [], f"must be of type {kind.__name__}"
+    else:                                      # just below the interval
+        value = kind(interval.low) if interval.low_open else kind(interval.low - 1)
+        allowed = f"must be {'an integer' if kind is int else 'a finite number'} within {interval}"
+    with pytest.raises(ConfigError) as err:
+        RunConfig(**{parameter: value})
+    assert str(err.value) == f"RunConfig.{parameter}={value!r}: {allowed}"
+
+
+@pytest.mark.parametrize("parameter", list(partition_parameters()))
+def test_a_partition_parameter_given_to_a_partition_that_does_not_read_it_is_refused_naming_what_it_reads(parameter):
+    others = [name for name, p in PARTITIONS.items() if parameter not in p.reads]
+    if not others:
+        pytest.skip(f"every partition reads {parameter}")
+    partition, default = others[0], partition_parameters()[parameter].default
+    kind = type(default)
+    value = not default if kind is bool else "x" if kind is str else default + 1 if kind is int else default / 2
+    with pytest.raises(ConfigError) as err:
+        RunConfig(**{**example_config(partition), parameter: value})
+    assert str(err.value) == (f"RunConfig.{parameter}={value!r}, partition={partition!r}: partition {partition!r} does "
+                              f"not use {parameter}; leave it at its default {default!r} ({partition} reads "
+                              f"{', '.join(PARTITIONS[partition].reads)})")
+
+
 def test_every_algorithm_declares_where_it_reads_labels():
     """Each method says it in its own file (or its family's), not by inheriting the base class's default."""
-    from fssl_core.algorithms import ALGORITHMS, Algorithm
-    from fssl_core.data.partition import LABELS_AT
+    from fssl_core.algorithms import Algorithm
     for name, cls in ALGORITHMS.items():
-        assert cls.labels_at and set(cls.labels_at) <= set(LABELS_AT.values()), name
+        assert cls.labels_at and set(cls.labels_at) <= {p.labels_at for p in PARTITIONS.values()}, name
         assert any("labels_at" in vars(k) for k in cls.__mro__ if k not in (Algorithm, object)), name
 
 

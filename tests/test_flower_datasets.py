@@ -8,18 +8,20 @@ import pytest
 pytest.importorskip("flwr_datasets")
 import datasets  # noqa: E402  (flwr_datasets brings it)
 
-from fssl_core.data.partition import LABELS_AT, PARTITIONS, Partition, PartitionError, build_partition  # noqa: E402
+from fssl_core.data.partition import PARTITIONS, Partition, PartitionError, build_partition  # noqa: E402
 from fssl_core.integrations.flower_datasets import (  # noqa: E402
     LABELED, FsslPartitioner, partitioner_for, training_set,
 )
 
 from .conftest import requires_mnist  # noqa: E402
-from .test_partition import SMALL_ARGS  # noqa: E402
 
 N, C, K = 600, 10, 10
 LABELS = np.random.default_rng(0).permutation(np.repeat(np.arange(C), N // C))   # shuffled, as a real set
-ARGS = SMALL_ARGS          # arguments that make each partition valid on 600 labels with 10 clients
-assert set(ARGS) == set(PARTITIONS)
+
+
+def example(name: str) -> dict:
+    """Arguments that make partition `name` valid on 600 labels with 10 clients: its declaration's."""
+    return PARTITIONS[name].example
 
 
 def small_dataset(labels=LABELS, class_label=True) -> datasets.Dataset:
@@ -30,7 +32,7 @@ def small_dataset(labels=LABELS, class_label=True) -> datasets.Dataset:
 
 
 def assigned(name: str, seed: int = 3, **arguments) -> FsslPartitioner:
-    partitioner = FsslPartitioner(name, num_partitions=K, seed=seed, **{**ARGS[name], **arguments})
+    partitioner = FsslPartitioner(name, num_partitions=K, seed=seed, **{**example(name), **arguments})
     partitioner.dataset = small_dataset()
     return partitioner
 
@@ -43,7 +45,7 @@ def rows(dataset: datasets.Dataset) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("name", PARTITIONS)
 def test_each_client_gets_fssls_indices_in_fssls_order_with_its_labeled_flags(name):
     partitioner = assigned(name)
-    expected = build_partition(name, LABELS, num_classes=C, num_clients=K, seed=3, **ARGS[name])
+    expected = build_partition(name, LABELS, num_classes=C, num_clients=K, seed=3, **example(name))
     assert partitioner.num_partitions == K
     for k, split in enumerate(expected.clients):
         got_rows, got_flags = rows(partitioner.load_partition(k))
@@ -64,7 +66,7 @@ def test_server_and_clients_are_disjoint_and_cover_the_set_and_labels_sit_where_
     every = np.concatenate([server_rows] + [r for r, _ in clients])
     np.testing.assert_array_equal(np.sort(every), np.arange(N))       # each row once: disjoint and complete
     client_labeled = sum(int(flags.sum()) for _, flags in clients)
-    if LABELS_AT[name] == "server":
+    if PARTITIONS[name].labels_at == "server":
         assert server_rows.size > 0 and client_labeled == 0
     else:
         assert server_rows.size == 0 and client_labeled > 0
@@ -107,11 +109,11 @@ def federated(tmp_path, monkeypatch, partitioner, shuffle: bool):
 @pytest.mark.parametrize("name", PARTITIONS)
 def test_through_federated_dataset_unshuffled_fssls_rows_and_shuffled_one_line_naming_shuffle(name, tmp_path,
                                                                                                monkeypatch):
-    expected = build_partition(name, LABELS, num_classes=C, num_clients=K, seed=3, **ARGS[name]).clients[4]
-    unshuffled = federated(tmp_path, monkeypatch, FsslPartitioner(name, num_partitions=K, seed=3, **ARGS[name]), False)
+    expected = build_partition(name, LABELS, num_classes=C, num_clients=K, seed=3, **example(name)).clients[4]
+    unshuffled = federated(tmp_path, monkeypatch, FsslPartitioner(name, num_partitions=K, seed=3, **example(name)), False)
     np.testing.assert_array_equal(rows(unshuffled.load_partition(4))[0],
                                   np.concatenate([expected.labeled, expected.unlabeled]))
-    shuffled = federated(tmp_path, monkeypatch, FsslPartitioner(name, num_partitions=K, seed=3, **ARGS[name]), True)
+    shuffled = federated(tmp_path, monkeypatch, FsslPartitioner(name, num_partitions=K, seed=3, **example(name)), True)
     one_line(lambda: shuffled.load_partition(4), PartitionError, "shuffle=True", "give FederatedDataset shuffle=False")
 
 
@@ -134,7 +136,7 @@ def test_the_server_set_is_a_flower_partitioner_of_one_partition_and_a_round_a_p
     assert isinstance(server, Partitioner) and server.num_partitions == 1 and server.is_dataset_assigned()
     server_rows, server_flags = rows(server.load_partition(0))
     np.testing.assert_array_equal(server_rows, partition.server_labeled)
-    assert server_rows.size == 100 and server_flags.all()
+    assert server_rows.size == example("streaming_dirichlet")["server_labeled"] and server_flags.all()
     for server_round, part in ((1, 0), (2, 1), (3, 2), (4, 0)):          # Flower counts from 1; part r % 3
         today = partitioner.in_round(server_round)
         assert isinstance(today, Partitioner) and today.num_partitions == K
@@ -158,8 +160,8 @@ def test_without_streaming_a_round_is_the_whole_client_and_at_the_client_the_ser
 
 def test_the_views_read_the_dataset_federated_dataset_assigned(tmp_path, monkeypatch):
     name = "server_lda"
-    expected = build_partition(name, LABELS, num_classes=C, num_clients=K, seed=3, **ARGS[name])
-    dataset = federated(tmp_path, monkeypatch, FsslPartitioner(name, num_partitions=K, seed=3, **ARGS[name]), False)
+    expected = build_partition(name, LABELS, num_classes=C, num_clients=K, seed=3, **example(name))
+    dataset = federated(tmp_path, monkeypatch, FsslPartitioner(name, num_partitions=K, seed=3, **example(name)), False)
     partitioner = dataset.partitioners["train"]
     np.testing.assert_array_equal(rows(partitioner.server.load_partition(0))[0], expected.server_labeled)
     np.testing.assert_array_equal(rows(partitioner.in_round(1).load_partition(3))[0], expected.clients[3].unlabeled)
@@ -176,7 +178,7 @@ def one_line(make, error, *phrases):
 
 def test_bad_input_is_one_line_naming_the_parameter_its_value_and_what_is_allowed():
     one_line(lambda: FsslPartitioner("noniid9", num_partitions=K, seed=0), PartitionError,
-                   "partition='noniid9'", "must be one of 'iid', 'noniid1'", "'streaming_dirichlet'")
+                   "partition='noniid9'", f"must be one of {', '.join(map(repr, PARTITIONS))}")
     one_line(lambda: FsslPartitioner("iid", num_partitions=K, seed=0, dirichlet_alpha=0.5), PartitionError,
                    "dirichlet_alpha=0.5", "it reads labeled_ratio, stream_parts")
     one_line(lambda: FsslPartitioner("iid", num_partitions=0, seed=0), PartitionError, "num_partitions=0", ">= 1")
@@ -197,7 +199,7 @@ def test_bad_input_is_one_line_naming_the_parameter_its_value_and_what_is_allowe
 
 def test_a_dataset_it_cannot_partition_is_one_line_naming_what_to_change():
     def with_data(dataset, name="iid", **arguments):
-        partitioner = FsslPartitioner(name, num_partitions=K, seed=0, **{**ARGS[name], **arguments})
+        partitioner = FsslPartitioner(name, num_partitions=K, seed=0, **{**example(name), **arguments})
         partitioner.dataset = dataset
         return lambda: partitioner.load_partition(0)
 

@@ -3,9 +3,12 @@ Flower run's end into an exit status. Neither needs Flower installed."""
 import pytest
 
 from fssl_core.config import ConfigError
+from fssl_core.data.partition import PARTITIONS, partition_parameters
 from fssl_core.integrations.flower_keys import app_defaults, app_key, app_overrides, check_keys, run_config_of
 from fssl_core.integrations.flower_submit import outcome
 from fssl_core.run_config import RunConfig
+
+from .test_config import example_config
 
 
 def test_flowers_names_and_kebab_case_map_onto_runconfig_fields_and_back():
@@ -20,6 +23,18 @@ def test_flowers_names_and_kebab_case_map_onto_runconfig_fields_and_back():
     cli = RunConfig(algorithm="fedsiam_d", clients=10, clients_per_round=3, rounds=4, labeled_ratio=0.05)
     parse = pytest.importorskip("flwr.common.config").parse_config_args      # Flower's own reading of the text
     assert run_config_of({**app_defaults(), **parse([app_overrides(cli)])})[0] == cli
+
+
+@pytest.mark.parametrize("partition", list(PARTITIONS))
+def test_every_partitions_parameters_are_app_keys_that_read_back_to_its_run(partition):
+    """The app's keys are derived from the registries: a partition's parameters are keys at their defaults, and
+    its example, typed in the app's keys, is the run RunConfig builds from the same fields."""
+    defaults, parameters = app_defaults(), partition_parameters()
+    for name in PARTITIONS[partition].reads:
+        assert defaults[app_key(name)] == parameters[name].default, name
+    fields = example_config(partition)
+    typed = {**defaults, **{app_key(name): value for name, value in fields.items()}}
+    assert run_config_of(typed)[0] == RunConfig(**fields)
 
 
 def test_a_share_of_clients_that_is_no_whole_number_is_refused_with_one_that_is():

@@ -1,5 +1,7 @@
 """Partitions are checked on their defining properties: disjoint, complete, the paper's sizes,
-classes per client, server balance, Dirichlet concentration, streaming parts, seeding, errors."""
+classes per client, server balance, Dirichlet concentration, streaming parts, seeding, errors. The checks
+of every partition take their cases from the registry (each declaration's `example`), so a partition
+registered from outside the package is checked by them too (tests/test_extending.py)."""
 import importlib.util
 import json
 import re
@@ -21,22 +23,6 @@ def balanced_labels(num_classes: int, per_class: int, seed: int = 0) -> np.ndarr
 
 SMALL = balanced_labels(10, 60)          # 600 samples
 K_SMALL = 10
-# arguments that make each partition valid on SMALL with K_SMALL clients
-SMALL_ARGS = {
-    'iid': dict(labeled_ratio=0.1),
-    'noniid1': dict(labeled_ratio=0.1),
-    'noniid2': dict(labeled_ratio=0.1),
-    'noniid3': dict(labeled_ratio=0.1, rich_clients=1),
-    'client_dirichlet': dict(labeled_ratio=0.1, dirichlet_alpha=0.5),
-    'server_iid': dict(server_labeled=50),
-    'server_shards': dict(labeled_ratio=0.1),
-    'server_dirichlet': dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5),
-    'server_lda': dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5),
-    'streaming_dirichlet': dict(server_labeled=100, server_balanced=True, dirichlet_alpha=0.5,
-                                stream_parts=3),
-    'flwr_datasets': dict(labeled_ratio=0.1, flwr_partitioner="DirichletPartitioner(partition_by='label', alpha=0.5)"),
-}
-assert set(SMALL_ARGS) == set(PARTITIONS)
 # flwr_datasets builds a Flower Datasets partitioner: without the [flower] extra its cases are skipped
 HAVE_FLOWER = importlib.util.find_spec('flwr_datasets') is not None
 EVERY = [pytest.param(name, marks=pytest.mark.skipif(name == 'flwr_datasets' and not HAVE_FLOWER,
@@ -46,7 +32,8 @@ MNIST = balanced_labels(10, 6000)        # shaped like MNIST's 60,000 training l
 
 
 def small(name: str, seed: int = 0, **overrides) -> Partition:
-    kwargs = dict(num_classes=10, num_clients=K_SMALL, seed=seed, **SMALL_ARGS[name])
+    """Partition `name` of SMALL over K_SMALL clients, with its declaration's example arguments."""
+    kwargs = dict(num_classes=10, num_clients=K_SMALL, seed=seed, **PARTITIONS[name].example)
     kwargs.update(overrides)
     return build_partition(name, SMALL, **kwargs)
 
@@ -90,31 +77,35 @@ def test_same_seed_same_arrays_other_seed_other_arrays(name):
     assert any(not np.array_equal(ca.unlabeled, cc.unlabeled) for ca, cc in zip(a.clients, c.clients))
 
 
-@settings(max_examples=40, deadline=None)
-@given(name=st.sampled_from([n for n in PARTITIONS if HAVE_FLOWER or n != 'flwr_datasets']),
-       class_sizes=st.lists(st.integers(20, 50), min_size=3, max_size=6),
+@pytest.mark.parametrize('name', EVERY)
+@settings(max_examples=8, deadline=None)
+@given(class_sizes=st.lists(st.integers(20, 50), min_size=3, max_size=6),
        num_clients=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
 def test_disjoint_and_complete_on_unbalanced_classes(name, class_sizes, num_clients, seed):
     labels = np.random.default_rng(seed).permutation(
         np.repeat(np.arange(len(class_sizes)), class_sizes))
-    kwargs = {
-        'iid': dict(labeled_ratio=0.2),
-        'noniid1': dict(labeled_ratio=0.2),
-        'noniid2': dict(labeled_ratio=0.2),
-        'noniid3': dict(labeled_ratio=0.2, rich_clients=1, rich_labeled_ratio=0.3),
-        'client_dirichlet': dict(labeled_ratio=0.2, dirichlet_alpha=0.3, min_client_size=1),
-        'server_iid': dict(server_labeled=12, server_balanced=True, stratified=True),
-        'server_shards': dict(labeled_ratio=0.05),
-        'server_dirichlet': dict(server_labeled=12, dirichlet_alpha=0.3, min_client_size=1),
-        'server_lda': dict(labeled_ratio=0.05, dirichlet_alpha=0.3),
-        'streaming_dirichlet': dict(server_labeled=12, server_balanced=True, dirichlet_alpha=0.3,
-                                    min_client_size=1, stream_parts=2),
-        'flwr_datasets': dict(labeled_ratio=0.2, flwr_partitioner='IidPartitioner()'),
-    }[name]
     p = build_partition(name, labels, num_classes=len(class_sizes), num_clients=num_clients,
-                        seed=seed, **kwargs)
+                        seed=seed, **PARTITIONS[name].example)
     assert_disjoint_and_complete(p, labels.size)
     assert all(c.labeled.size + c.unlabeled.size >= 1 for c in p.clients)
+
+
+@pytest.mark.parametrize('name', EVERY)
+def test_labels_sit_where_the_partition_declares_them(name):
+    p = small(name)
+    client_labeled = sum(c.labeled.size for c in p.clients)
+    if PARTITIONS[name].labels_at == 'server':
+        assert p.server_labeled.size > 0 and client_labeled == 0
+    else:
+        assert p.server_labeled.size == 0 and client_labeled > 0
+
+
+@pytest.mark.parametrize('name', EVERY)
+def test_a_parameter_the_partition_does_not_declare_is_refused_naming_what_it_reads(name):
+    reads = PARTITIONS[name].reads
+    with pytest.raises(ValueError, match=re.escape(f"partition '{name}': no_such_parameter=1 is not used by this "
+                                                   f"partition; it reads {', '.join(reads)}")):
+        small(name, no_such_parameter=1)
 
 
 # ---------------------------------------------------------------- FedSiam labels-at-client
@@ -167,7 +158,7 @@ def test_noniid3_mnist_ten_rich_clients():
 
 
 def test_client_dirichlet_labels_each_client():
-    p = small('client_dirichlet')
+    p = small('client_dirichlet', min_client_size=10)
     for c in p.clients:
         n = c.labeled.size + c.unlabeled.size
         assert n >= 10 and c.labeled.size == int(np.floor(0.1 * n + 0.5 + 1e-9))
@@ -346,10 +337,19 @@ def test_counts_add_up(name):
     assert totals.tolist() == [60] * 10
 
 
+# What every registered partition must pass, each a function of the partition's name alone:
+# tests/test_extending.py runs them on a partition registered from outside the package.
+EVERY_PARTITIONS_CHECKS = (
+    test_disjoint_complete_and_sorted, test_same_seed_same_arrays_other_seed_other_arrays,
+    test_disjoint_and_complete_on_unbalanced_classes, test_labels_sit_where_the_partition_declares_them,
+    test_a_parameter_the_partition_does_not_declare_is_refused_naming_what_it_reads, test_counts_add_up,
+)
+
+
 # ---------------------------------------------------------------- errors
 
 @pytest.mark.parametrize('name, overrides, message', [
-    ('noniid3', dict(labeled_ratio=0.01, num_clients=100, rich_clients=10),
+    ('noniid3', dict(labeled_ratio=0.01, num_clients=100, rich_clients=10, rich_labeled_ratio=0.55),
      "partition 'noniid3': rich_clients=10 with rich_labeled_ratio=0.55 and labeled_ratio=0.01"),
     ('noniid3', dict(rich_clients=10), "partition 'noniid3': rich_clients=10 must be an int within [0, 9]"),
     ('iid', dict(labeled_ratio=1.5), "partition 'iid': labeled_ratio=1.5 must be a number within (0, 1)"),

@@ -1,10 +1,11 @@
 """One computation, one run: a method that reads no unlabeled sample computes the same run on two partitions that
-share their labeled split and per-client sizes (data.partition.SAME_LABELED_SPLIT), so both have one identity."""
+share their labeled split and per-client sizes (a partition's declared `same_labeled_split`), so both have one
+identity."""
 import numpy as np
 import pytest
 import torch
 
-from fssl_core.data.partition import SAME_LABELED_SPLIT, build_partition
+from fssl_core.data.partition import PARTITIONS, build_partition
 from fssl_core.engine.federation import Federation
 from fssl_core.run_config import RunConfig
 
@@ -14,7 +15,9 @@ from .conftest import requires_mnist
 @pytest.mark.parametrize("seed", [0, 7])
 def test_a_partition_shares_its_twins_labeled_split_and_sizes(seed):
     labels = np.repeat(np.arange(10), 120)
-    for name, twin in SAME_LABELED_SPLIT.items():
+    twins = {name: p.same_labeled_split for name, p in PARTITIONS.items() if p.same_labeled_split}
+    assert twins
+    for name, twin in twins.items():
         ours, theirs = (build_partition(p, labels, num_classes=10, num_clients=20, seed=seed, labeled_ratio=0.1)
                         for p in (name, twin))
         assert [c.labeled.tolist() for c in ours.clients] == [c.labeled.tolist() for c in theirs.clients]

@@ -5,7 +5,7 @@ import functools
 from typing import Any, Callable
 
 from ..config import Setting, settings_of
-from ..data.partition import LABELS_AT
+from ..data.partition import PARTITIONS
 from .base import Algorithm
 from .fedanchor import FedAnchor
 from .fedavg import FedAvg, FedAvgPlus
@@ -29,7 +29,7 @@ def _labels_where_the_algorithm_reads_them(cfg, facts):
     """An algorithm declares where it reads labels (Algorithm.labels_at); a partition that puts them
     elsewhere leaves it nothing to learn from (FedAvg on server_iid: no client holds a label)."""
     if facts.labels_at not in facts.algorithm.labels_at:
-        partitions = [p for p, at in LABELS_AT.items() if at in facts.algorithm.labels_at]
+        partitions = [name for name, p in PARTITIONS.items() if p.labels_at in facts.algorithm.labels_at]
         others = [a for a, c in ALGORITHMS.items() if facts.labels_at in c.labels_at]
         party = {"client": "the clients", "server": "the server"}
         return (f"algorithm={cfg.algorithm!r}, partition={cfg.partition!r}: {cfg.algorithm} learns from labels at "

@@ -252,12 +252,13 @@ class Algorithm:
     cohort: bool = False
     # where the labeled data this method learns from must be: "client" (labels-at-client partitions,
     # the labeled samples each client holds) and/or "server" (labels-at-server partitions, the server's
-    # labeled set); see data.partition.LABELS_AT. RunConfig refuses a partition whose labels sit where
-    # the method never reads them (it would train nothing, or only without labels, and report ok).
+    # labeled set), as each partition declares its own (data.partition.PARTITIONS). RunConfig refuses a
+    # partition whose labels sit where the method never reads them (it would train nothing, or only
+    # without labels, and report ok).
     labels_at: tuple[str, ...] = ("client",)
     # whether any loss or hook reads a client's unlabeled samples (their images; their count enters the
     # labeled share either way). A method that reads none computes one run on two partitions that share
-    # their labeled split and per-client sizes (data.partition.SAME_LABELED_SPLIT): one run identity.
+    # their labeled split and per-client sizes (a partition's `same_labeled_split`): one run identity.
     reads_unlabeled: bool = True
     # whether the network needs its anchor head (RunConfig.projection_dim > 0)
     needs_projection: bool = False

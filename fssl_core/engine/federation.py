@@ -23,7 +23,7 @@ from ..config import AUTO
 from ..run_config import RunConfig
 from ..data.augment import augment_spec_for
 from ..data.datasets import ImageData, load_dataset, resplit
-from ..data.partition import Partition, build_partition, partition_arguments
+from ..data.partition import PARTITIONS, Partition, build_partition
 from ..models import MODELS, build_model, count_parameters
 from . import gpu_defaults
 from ..learning import precision
@@ -42,7 +42,7 @@ def derived_seed(*parts: int) -> int:
 def partition_fields(cfg: RunConfig) -> dict[str, Any]:
     """build_partition's optional arguments for `cfg`: only the fields its partition reads; at the server, a
     count (`server_labeled` > 0) takes the place of the ratio γ."""
-    fields = {name: getattr(cfg, name) for name in partition_arguments(cfg.partition)}
+    fields = {name: getattr(cfg, name) for name in PARTITIONS[cfg.partition].reads}
     if "server_labeled" in fields:
         if cfg.server_labeled > 0:
             fields["labeled_ratio"] = None

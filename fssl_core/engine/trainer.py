@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 import torch
 
 from ..run_config import RunConfig
-from ..data.partition import PARTITIONS, partition_arguments
+from ..data.partition import partition_parameters
 from .federation import Federation, run_rounds_together
 from ..store import DIVERGED, OK, RunStore
 from ..store.run_store import RunRecorder, RunResult
@@ -59,8 +59,10 @@ class Tracker(Protocol):
 
     def stopped(self, cfg: RunConfig, error: BaseException) -> None: ...
 
-# the fields a batch's runs may differ in (besides the seed): the split, which each run draws for itself
-SPLIT_FIELDS = frozenset({"partition"}.union(*(partition_arguments(name) for name in PARTITIONS)))
+def split_fields() -> frozenset[str]:
+    """The fields a batch's runs may differ in (besides the seed): the split, which each run draws for itself;
+    asked of the partition registry as it stands."""
+    return frozenset({"partition", *partition_parameters()})
 
 
 # Trained alone on CUDA: there their cohort and sequential trainers differ beyond the cohort tolerance after
@@ -76,7 +78,7 @@ def batch_key(cfg: RunConfig) -> tuple:
     has a key of its own."""
     if cfg.device == "cuda" and cfg.algorithm in SOLO_ON_CUDA:
         return (("run_id", cfg.run_id),)
-    free = SPLIT_FIELDS if cfg.resplit_train else SPLIT_FIELDS | {"seed"}
+    free = split_fields() if cfg.resplit_train else split_fields() | {"seed"}
     return tuple(sorted((k, repr(v)) for k, v in cfg.to_dict().items() if k not in free))
 
 

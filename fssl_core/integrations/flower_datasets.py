@@ -8,7 +8,7 @@
     server = partitioner.server.load_partition(0)       # the server's labeled rows (labels-at-server partitions)
     today = partitioner.in_round(server_round).load_partition(3)   # client 3's rows of Flower's round server_round
 
-`FsslPartitioner(name, ...)` reaches every partition of `fssl_core.data.partition.PARTITIONS`, with
+`FsslPartitioner(name, ...)` reaches every partition registered in `fssl_core.data.partition.PARTITIONS`, with
 build_partition's arguments by keyword; `partitioner_for(cfg)` is the partitioner a RunConfig trains on and
 `training_set(cfg)` that run's training set as a `datasets.Dataset`, from fssl's arrays (no hub access).
 
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..data.datasets import load_dataset, resplit, shape_of
-from ..data.partition import PARTITIONS, Partition, PartitionError, build_partition, partition_arguments
+from ..data.partition import PARTITIONS, Partition, PartitionError, build_partition
 from ..data.partition.checks import check_int
 from ..engine.federation import partition_fields
 from ..run_config import RunConfig
@@ -50,8 +50,8 @@ LABELED = "labeled"   # the boolean column on every partition given here: the ro
 class FsslPartitioner(Partitioner):
     """fssl's partition `partition` (one of PARTITIONS) over `num_partitions` clients, as a Flower partitioner.
 
-    Keyword arguments past the listed ones are build_partition's optional arguments that the partition
-    reads (`partition_arguments(partition)`: labeled_ratio, dirichlet_alpha, ...). num_classes defaults to
+    Keyword arguments past the listed ones are the parameters the partition declares
+    (`PARTITIONS[partition].reads`: labeled_ratio, dirichlet_alpha, ...). num_classes defaults to
     the label column's ClassLabel size; it is asked for otherwise, since a class absent from the labels
     still changes how a partition draws (per-class Dirichlet draws, a class-balanced server set).
     """
@@ -62,7 +62,7 @@ class FsslPartitioner(Partitioner):
         where = "FsslPartitioner"
         if partition not in PARTITIONS:
             raise PartitionError(f"{where}: partition={partition!r} must be one of {', '.join(map(repr, PARTITIONS))}")
-        reads = partition_arguments(partition)
+        reads = PARTITIONS[partition].reads
         for param, value in arguments.items():
             if param not in reads:
                 raise PartitionError(f"{where}({partition!r}): {param}={value!r} is not an argument of this "

@@ -161,8 +161,8 @@ fssl-code = ""           # the submitting checkout's fssl_core, "version:digest"
 
 
 def app_config_section() -> str:
-    """The app pyproject's [tool.flwr.app.config]: APP_OPTIONS, the shared fields, then the algorithms' and
-    partitions' own settings, each at its default."""
+    """The app pyproject's [tool.flwr.app.config]: APP_OPTIONS, the shared fields, then the partitions' parameters
+    and the algorithms' settings (as registered), each at its default."""
     import json
     from ..config import SharedFields, settings_of
     shared, defaults = set(settings_of(SharedFields)), app_defaults()
@@ -172,7 +172,7 @@ def app_config_section() -> str:
         value = defaults[key]
         return f"{key} = {json.dumps(value) if isinstance(value, (bool, str)) else repr(value)}"
     return (CONFIG_HEADER + "\n".join(line(k) for k in keys if field_of(k) in shared)
-            + "\n# the algorithms' and partitions' own settings (each read only by the method or partition that declares it)\n"
+            + "\n# the partitions' parameters and the algorithms' settings (each read only by the partitions or methods that declare it)\n"
             + "\n".join(line(k) for k in keys if field_of(k) not in shared) + "\n")
 
 

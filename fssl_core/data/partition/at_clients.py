@@ -1,11 +1,16 @@
 """Labels-at-client partitions: FedSiam's IID and Non-IID-I/II/III, and a per-class Dirichlet
-split over clients (an extension). Each labels a fraction γ of every client's data."""
+split over clients (an extension). Each labels a fraction γ of every client's data; each function's
+declaration (facts and parameters) follows it."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
+from ...config import COUNT, setting
 from .checks import PartitionError, check_alpha, check_clients, check_fraction, check_int, check_labels, check_shards, check_stream_parts, seeded_rng, where_of
 from .constructions import EMPTY, dirichlet_over_clients, finalize, label_stratified, label_within, shards_of, stratified_clients
+from .declaration import EveryPartition, PartitionDeclaration, RedrawnDirichlet, Shards
 from .splits import Partition
 
 
@@ -41,6 +46,11 @@ def iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, see
     return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
+IID = PartitionDeclaration("iid", iid_partition, labels_at="client", parameters=EveryPartition,
+                           doc="class-stratified N/K each, γ of each class labeled", paper="FedSiam IID",
+                           example=dict(labeled_ratio=0.1))
+
+
 def noniid1_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
                       labeled_ratio: float, classes_per_client: int = 2,
                       stream_parts: int = 1) -> Partition:
@@ -64,6 +74,16 @@ def noniid1_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     name = 'noniid1'
     splits, rng = _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client)
     return finalize(name, EMPTY, splits, stream_parts, rng)
+
+
+@dataclass(frozen=True)
+class ShardsAtClients(Shards, EveryPartition):
+    """Non-IID-I and II: γ, streaming and the shards a client gets."""
+
+
+NONIID1 = PartitionDeclaration("noniid1", noniid1_partition, labels_at="client", parameters=ShardsAtClients,
+                               doc="2 label-sorted shards each (labeled + unlabeled)", paper="FedSiam Non-IID-I",
+                               example=dict(labeled_ratio=0.1))
 
 
 def _shard_splits(name, labels, num_classes, num_clients, seed, labeled_ratio, classes_per_client):
@@ -100,6 +120,11 @@ def noniid2_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     cuts = np.cumsum([unl.size for _, unl in splits])[:-1]
     splits = [(lab, unl) for (lab, _), unl in zip(splits, np.split(pooled, cuts))]
     return finalize(name, EMPTY, splits, stream_parts, rng)
+
+
+NONIID2 = PartitionDeclaration("noniid2", noniid2_partition, labels_at="client", parameters=ShardsAtClients,
+                               doc="labeled as noniid1, unlabeled redistributed IID", paper="FedSiam Non-IID-II",
+                               example=dict(labeled_ratio=0.1), same_labeled_split="noniid1")
 
 
 def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -148,6 +173,33 @@ def noniid3_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
     return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
+@dataclass(frozen=True)
+class RichClients(EveryPartition):
+    rich_clients: int = setting(10, f"[0, {COUNT}]",
+                                "noniid3: clients with the high labeled ratio ('10 clients own 55%')")
+    rich_labeled_ratio: float = setting(0.55, "[0, 1]", "noniid3: their labeled ratio; the others' follows from γ")
+
+
+def _poor_ratio_within_0_1(cfg, facts):
+    """RunConfig's side of noniid3's rule: rich_clients clients label rich_labeled_ratio of their data, the
+    others the ratio that makes the overall fraction γ, which must be within [0, 1]."""
+    if cfg.rich_clients > cfg.clients - 1:
+        return (f"rich_clients={cfg.rich_clients}, clients={cfg.clients}: must be at most clients - 1 = "
+                f"{cfg.clients - 1}")
+    poor = ((cfg.labeled_ratio * cfg.clients - cfg.rich_clients * cfg.rich_labeled_ratio)
+            / (cfg.clients - cfg.rich_clients))
+    if not -1e-12 <= poor <= 1 + 1e-12:
+        return (f"rich_clients={cfg.rich_clients}, rich_labeled_ratio={cfg.rich_labeled_ratio}, "
+                f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: leave the other "
+                f"{cfg.clients - cfg.rich_clients} clients a labeled ratio of {poor:.4g}, which must be within [0, 1]")
+
+
+NONIID3 = PartitionDeclaration("noniid3", noniid3_partition, labels_at="client", parameters=RichClients,
+                               doc="as iid; 10 clients 55% labeled, 90 clients 5%", paper="FedSiam Non-IID-III",
+                               example=dict(labeled_ratio=0.2, rich_clients=1, rich_labeled_ratio=0.3),
+                               gamma_per_client=False, checks=(_poor_ratio_within_0_1,))
+
+
 def client_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
                                labeled_ratio: float, dirichlet_alpha: float,
                                min_client_size: int = 10, stream_parts: int = 1) -> Partition:
@@ -173,3 +225,12 @@ def client_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clie
     return finalize(name, EMPTY, splits, stream_parts, rng)
 
 
+@dataclass(frozen=True)
+class DirichletAtClients(RedrawnDirichlet, EveryPartition):
+    """client_dirichlet: γ, streaming and the Dirichlet draw over clients."""
+
+
+CLIENT_DIRICHLET = PartitionDeclaration(
+    "client_dirichlet", client_dirichlet_partition, labels_at="client", parameters=DirichletAtClients,
+    doc="per-class Dirichlet(α) over clients, γ labeled", paper="none (an extension)",
+    example=dict(labeled_ratio=0.1, dirichlet_alpha=0.5, min_client_size=1))

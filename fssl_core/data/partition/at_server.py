@@ -1,11 +1,16 @@
 """Labels-at-server partitions (FedSiam's second scenario, FedMix, FedAnchor): the server holds
-the labeled set, every client's data is unlabeled."""
+the labeled set, every client's data is unlabeled. Each function's declaration (facts and parameters)
+follows it."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
+from ...config import setting
 from .checks import check_alpha, check_bool, check_int, check_shards, where_of
 from .constructions import EMPTY, finalize, lda_equal_sizes, server_dirichlet_split, server_first, shards_of
+from .declaration import AtServer, Dirichlet, PartitionDeclaration, RedrawnDirichlet, Shards
 from .splits import Partition
 
 
@@ -51,6 +56,17 @@ def server_iid_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
 
 
+@dataclass(frozen=True)
+class StratifiedAtServer(AtServer):
+    stratified: bool = setting(False, doc="server_iid: equal per-class counts on every client (FedMix IID)")
+
+
+SERVER_IID = PartitionDeclaration(
+    "server_iid", server_iid_partition, labels_at="server", parameters=StratifiedAtServer,
+    doc="random equal split, optionally class-stratified", paper="FedSiam; FedMix IID",
+    example=dict(server_labeled=12, server_balanced=True, stratified=True))
+
+
 def server_shards_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
                             labeled_ratio: float | None = None, server_labeled: int | None = None,
                             server_balanced: bool = False, classes_per_client: int = 2,
@@ -75,6 +91,16 @@ def server_shards_partition(labels: np.ndarray, *, num_classes: int, num_clients
     check_shards(name, classes_per_client, num_clients, pool.size)
     clients = shards_of(labels, pool, num_clients, classes_per_client, rng)
     return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
+
+
+@dataclass(frozen=True)
+class ShardsAtServer(Shards, AtServer):
+    """server_shards: the server's set and the shards a client gets."""
+
+
+SERVER_SHARDS = PartitionDeclaration("server_shards", server_shards_partition, labels_at="server",
+                                     parameters=ShardsAtServer, doc="2 label-sorted shards each",
+                                     paper="FedSiam Non-IID", example=dict(labeled_ratio=0.05))
 
 
 def server_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -111,6 +137,17 @@ def server_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clie
     return server_dirichlet_split(name, labels, num_classes, num_clients, seed, dirichlet_alpha,
                              labeled_ratio, server_labeled, server_balanced, min_client_size,
                              stream_parts)
+
+
+@dataclass(frozen=True)
+class DirichletAtServer(RedrawnDirichlet, AtServer):
+    """server_dirichlet, streaming_dirichlet: the server's set and the Dirichlet draw over clients."""
+
+
+SERVER_DIRICHLET = PartitionDeclaration(
+    "server_dirichlet", server_dirichlet_partition, labels_at="server", parameters=DirichletAtServer,
+    doc="per-class Dirichlet(μ) over clients, unequal sizes", paper="FedMix non-IID",
+    example=dict(server_labeled=12, server_balanced=True, dirichlet_alpha=0.5, min_client_size=1))
 
 
 def server_lda_partition(labels: np.ndarray, *, num_classes: int, num_clients: int, seed: int,
@@ -151,6 +188,17 @@ def server_lda_partition(labels: np.ndarray, *, num_classes: int, num_clients: i
     return finalize(name, server, [(EMPTY, c) for c in clients], stream_parts, rng)
 
 
+@dataclass(frozen=True)
+class LdaAtServer(Dirichlet, AtServer):
+    """server_lda: the server's set and each client's Dirichlet mix of classes (equal sizes: no redraw)."""
+
+
+SERVER_LDA = PartitionDeclaration(
+    "server_lda", server_lda_partition, labels_at="server", parameters=LdaAtServer,
+    doc="per-client Dirichlet(α) over classes, equal sizes", paper="FedAnchor",
+    example=dict(server_labeled=12, server_balanced=True, dirichlet_alpha=0.5))
+
+
 def streaming_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_clients: int,
                                   seed: int, dirichlet_alpha: float, stream_parts: int,
                                   labeled_ratio: float | None = None,
@@ -186,3 +234,14 @@ def streaming_dirichlet_partition(labels: np.ndarray, *, num_classes: int, num_c
                              stream_parts)
 
 
+def _two_parts_or_more(cfg, facts):
+    if cfg.stream_parts < 2:
+        return (f"stream_parts={cfg.stream_parts}, partition='streaming_dirichlet': must be at least 2 "
+                "(one part is server_dirichlet; the journal's is 10)")
+
+
+STREAMING_DIRICHLET = PartitionDeclaration(
+    "streaming_dirichlet", streaming_dirichlet_partition, labels_at="server", parameters=DirichletAtServer,
+    doc="server_dirichlet, unlabeled cut into round parts", paper="FedMix journal F-MNIST",
+    example=dict(server_labeled=12, server_balanced=True, dirichlet_alpha=0.5, min_client_size=1, stream_parts=3),
+    checks=(_two_parts_or_more,))

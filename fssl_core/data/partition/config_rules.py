@@ -1,37 +1,18 @@
-"""What RunConfig asks of the partitions (run_config.py): the rules of the fields that say how the data
-are split, and the rules that check them against the data set's sizes. Each returns None or the
-message after "RunConfig.", naming every field it involves as field=value."""
+"""What RunConfig asks of the partitions (run_config.py): the rules across fields that say how the data are
+split, and those that check them against the data set's sizes; each parameter's own rule is in its declaration
+(declaration.py), a partition's own rules in its `checks`. Each returns None or the message after
+"RunConfig.", naming every field it involves as field=value."""
 from __future__ import annotations
 
-from ...config import COUNT
 from .constructions import server_set_size
-from .checks import PartitionError
-from .flower import EXAMPLE, check_call
-from .names import PARTITIONS, partition_arguments
-
-FIELD_RULES = {
-    "labeled_ratio": "(0, 1)",               # a partition with no labeled or no unlabeled sample is no FSSL split
-    "server_labeled": f"[0, {COUNT}]",       # 0: γ gives the server's count instead
-    "dirichlet_alpha": "[1e-6, inf)",
-    "classes_per_client": f"[1, {COUNT}]",
-    "rich_clients": f"[0, {COUNT}]",
-    "rich_labeled_ratio": "[0, 1]",
-    "min_client_size": f"[1, {COUNT}]",
-    "stream_parts": "[1, 10000]",
-}
-
-
-def _partition_fields(facts) -> tuple[str, ...]:
-    """The RunConfig fields some partition reads, in field order."""
-    used = {name for p in PARTITIONS for name in partition_arguments(p)}
-    return tuple(name for name in facts.defaults if name in used)
+from .registry import partition_parameters
 
 
 def _fields_the_partition_ignores(cfg, facts):
     """A partition field that cfg.partition does not read must stay at its default: a value there would
     change the run id and nothing else, and is almost always meant for another partition. At the
     server, server_labeled > 0 takes the place of γ, so labeled_ratio must then stay at its default."""
-    for name in _partition_fields(facts):
+    for name in partition_parameters():
         if name not in facts.uses and getattr(cfg, name) != facts.defaults[name]:
             return (f"{name}={getattr(cfg, name)!r}, partition={cfg.partition!r}: partition {cfg.partition!r} "
                     f"does not use {name}; leave it at its default {facts.defaults[name]!r} "
@@ -91,7 +72,7 @@ def _unlabeled_left(cfg, facts):
     if facts.labels_at != "client" or "labeled_ratio" not in facts.uses or not 0 < cfg.labeled_ratio < 1:
         return None
     share = facts.train // cfg.clients
-    if share and int(cfg.labeled_ratio * share + 0.5) == 0 and cfg.partition != "noniid3":
+    if share and int(cfg.labeled_ratio * share + 0.5) == 0 and facts.partition.gamma_per_client:
         return (f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: a client's share of {share} sample(s) "
                 f"of {facts.training_set(cfg)} rounds to no labeled sample: nothing supervised to learn from; "
                 "give a larger labeled_ratio or fewer clients")
@@ -108,42 +89,15 @@ def _server_trains(cfg, facts):
                 "train on them (the run ends at chance); give server_epochs ≥ 1")
 
 
-def _streaming(cfg, facts):
-    if cfg.partition == "streaming_dirichlet" and cfg.stream_parts < 2:
-        return (f"stream_parts={cfg.stream_parts}, partition='streaming_dirichlet': must be at least 2 "
-                "(one part is server_dirichlet; the journal's is 10)")
-
-
-def _noniid3_ratios(cfg, facts):
-    """Non-IID-III: rich_clients clients label rich_labeled_ratio of their data, the others the ratio
-    that makes the overall fraction γ (data.partition.noniid3_partition), which must be within [0, 1]."""
-    if cfg.partition != "noniid3":
-        return None
-    if cfg.rich_clients > cfg.clients - 1:
-        return f"rich_clients={cfg.rich_clients}, clients={cfg.clients}: must be at most clients - 1 = {cfg.clients - 1}"
-    poor = ((cfg.labeled_ratio * cfg.clients - cfg.rich_clients * cfg.rich_labeled_ratio)
-            / (cfg.clients - cfg.rich_clients))
-    if not -1e-12 <= poor <= 1 + 1e-12:
-        return (f"rich_clients={cfg.rich_clients}, rich_labeled_ratio={cfg.rich_labeled_ratio}, "
-                f"labeled_ratio={cfg.labeled_ratio}, clients={cfg.clients}: leave the other "
-                f"{cfg.clients - cfg.rich_clients} clients a labeled ratio of {poor:.4g}, which must be within [0, 1]")
-
-
-def _flower_partitioner(cfg, facts):
-    """flwr_datasets: the partitioner's call reads as one, and states clients, seed and partition_by as the run
-    does (data.partition.flower.check_call); whether flwr-datasets has the class is asked when the run is built."""
-    if cfg.partition != "flwr_datasets":
-        return None
-    if not cfg.flwr_partitioner:
-        return (f"flwr_partitioner='', partition='flwr_datasets': give the Flower Datasets partitioner's call, "
-                f"e.g. flwr_partitioner=\"{EXAMPLE}\"")
-    try:
-        check_call(cfg.flwr_partitioner, cfg.clients, cfg.seed, names=("clients", "seed"))
-    except PartitionError as err:
-        return str(err)
+def _the_partitions_own(cfg, facts):
+    """The rules a partition declares beside its function (PartitionDeclaration.checks), for its runs only."""
+    for check in facts.partition.checks:
+        problem = check(cfg, facts)
+        if problem:
+            return problem
 
 
 def config_rules() -> tuple[dict, tuple]:
-    return dict(FIELD_RULES), (_fields_the_partition_ignores, _server_set, _classes_per_client, _per_client_sizes,
-                               _unlabeled_left, _server_trains, _streaming,
-                               _noniid3_ratios, _flower_partitioner)
+    """No field rule here (each parameter declares its own); the rules across fields."""
+    return {}, (_fields_the_partition_ignores, _server_set, _classes_per_client, _per_client_sizes, _unlabeled_left,
+                _server_trains, _the_partitions_own)

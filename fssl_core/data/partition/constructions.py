@@ -225,12 +225,3 @@ def server_set_size(num_samples: int, labeled_ratio: float) -> int:
 def _round_half_up(x: float) -> int:
     # 1e-9 absorbs float error such as 0.55 * 600 = 330.00000000000006 or 29.999999999999996
     return int(np.floor(x + 0.5 + 1e-9))
-
-
-def same_as_default(value, default) -> bool:
-    if default is None:
-        return value is None
-    if isinstance(default, bool):
-        return isinstance(value, (bool, np.bool_)) and bool(value) == default
-    return not isinstance(value, (bool, np.bool_)) and value == default
-

@@ -28,11 +28,14 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
+from ...config import setting
 from .checks import PartitionError, check_clients, check_fraction, check_int, check_labels, check_stream_parts, where_of
 from .constructions import EMPTY, finalize, label_within
+from .declaration import EveryPartition, PartitionDeclaration
 from .splits import Partition
 
 NAME = "flwr_datasets"
@@ -175,3 +178,29 @@ def flower_clients(labels, num_classes, num_clients, seed, cls, arguments, text)
     if np.unique(every).size != every.size:
         raise PartitionError(f"{where}: gives a row to two clients; an fssl partition gives each row to one")
     return clients
+
+
+@dataclass(frozen=True)
+class FlowerCall(EveryPartition):
+    flwr_partitioner: str = setting("", doc="partition='flwr_datasets': a Flower Datasets partitioner's call, e.g. "
+                                    "\"DirichletPartitioner(partition_by='label', alpha=0.5)\" (data/partition/flower.py)")
+
+
+def _a_call_the_run_agrees_with(cfg, facts):
+    """The partitioner's call reads as one, and states clients, seed and partition_by as the run does
+    (check_call); whether flwr-datasets has the class is asked when the run is built."""
+    if not cfg.flwr_partitioner:
+        return (f"flwr_partitioner='', partition='flwr_datasets': give the Flower Datasets partitioner's call, "
+                f"e.g. flwr_partitioner=\"{EXAMPLE}\"")
+    try:
+        check_call(cfg.flwr_partitioner, cfg.clients, cfg.seed, names=("clients", "seed"))
+    except PartitionError as err:
+        return str(err)
+
+
+FLWR_DATASETS = PartitionDeclaration(
+    NAME, flwr_datasets_partition, labels_at="client", parameters=FlowerCall,
+    doc="a Flower Datasets partitioner's, γ labeled", paper="none (Flower Datasets)",
+    example=dict(labeled_ratio=0.1,
+                 flwr_partitioner="DirichletPartitioner(partition_by='label', alpha=0.5, min_partition_size=1)"),
+    checks=(_a_call_the_run_agrees_with,), normal_forms={"flwr_partitioner": partitioner_identity})
