@@ -1,4 +1,4 @@
-"""Command line: `python -m fssl_core {run,records,verify,partition,bench,gpu-check,fingerprint,reproduce} ...`.
+"""Command line: `python -m fssl_core {run,records,verify,partition,bench,gpu-check,fingerprint,reproduce,site} ...`.
 
 `key=value` pairs are RunConfig fields (see fssl_core/run_config.py); bad keys or values exit with
 the message naming the key, the value and what is allowed (status 2), as do a data set that is not
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import ConfigError, key_value_pairs
@@ -229,6 +230,13 @@ def cmd_export(args) -> None:
     print(report.line())
 
 
+def cmd_site(args) -> None:
+    from .report.site import build_site      # here, as each command's: nbconvert loads for this command alone
+    index, pages = build_site(notebooks=Path(args.notebooks) if args.notebooks else None,
+                              out=Path(args.out) if args.out else None)
+    print(f"[site] {len(pages)} notebook page(s) and their index -> {index}")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["flower"]:          # its own parser: flwr run's arguments, passed on as Flower reads them
@@ -347,6 +355,17 @@ def main(argv: list[str] | None = None) -> int:
                           "each stands and what its next look needs")
     add_track_options(rep)
     rep.set_defaults(func=cmd_reproduce)
+    site = sub.add_parser(
+        "site", help="build a static site of the executed notebooks (nothing trained or executed): one HTML page per "
+                     "notebook under results/notebooks/ (its folders too), figures embedded, and an index.html linking "
+                     "each under its title; written whole or not at all (fssl_core/report/site.py)")
+    site.add_argument("--out", default=None, metavar="DIR",
+                      help="where the site goes (default build/site in the project root); an existing DIR is replaced "
+                           "only if this command built it, or it is empty")
+    site.add_argument("--notebooks", default=None, metavar="DIR",
+                      help="the executed notebooks to convert (default results/notebooks in the project root; the "
+                           "headline profile's: results/headline/notebooks)")
+    site.set_defaults(func=cmd_site)
     args = parser.parse_args(argv)
     from .data.datasets import DatasetUnavailable
     from .data.partition import PartitionError

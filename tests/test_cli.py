@@ -351,7 +351,7 @@ def test_an_empty_runs_is_refused_and_writes_nothing_in_the_working_directory(tm
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["reproduce", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["reproduce", "--help"], ["site", "--help"]])
 def test_help_imports_no_torch(argv):
     """`--help` answers from the parser alone: torch (seconds to import, more on a loaded machine) is not imported."""
     import subprocess

@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"torch": "pytorch", "ray": "ray-core"}   # PyPI name -> conda-forge name where they differ
+CONDA_NAMES = {"torch": "pytorch", "ray": "ray-core", "nbconvert": "nbconvert-core"}   # PyPI -> conda-forge, where they differ
 
 
 def _name(requirement: str) -> str:
