@@ -1,32 +1,20 @@
 """A notebook's outputs land only when it completes, and a results table never shrinks unless asked.
 
-The main job runs each notebook with $FSSL_OUTPUT_STAGING set: paths.results_dir and figures_dir
-then point into a staging folder, so a notebook that fails half-way leaves the published results
-and figures as they were. Once it completes, `publish` moves its files into place:
-- a figure, or the executed notebook, replaces the old one, except after a `--param` narrowing, which draws
-  only its slice: then the old one stays (the console says so), unless the caller says the slice is the whole
-  figure (`--replace-figures`, e.g. a table's MNIST columns where its other datasets need data);
-- a results CSV is merged into the published one, row by row (a row: a cell and the profile that
-  measured it, ROW_KEY): a new row replaces the published row of its key unless that one averages
-  more runs (a paper-protocol row of three seeds is never replaced by a one-seed re-measurement, e.g.
-  the paper-protocol checks a quick run makes), and a published row the new file does not hold stays
-  (a run at another profile or of a narrower scope never drops what it did not measure). So a
-  republish never loses a measured row: the rows of a better protocol are other keys, and stay.
-- a claims table beside its cells is rebuilt from the merged cells (`rebuild`, papers.rebuilt_claim_rows): a
-  narrowed run may bring a claim's cells without the claim, whose published row would then be stale.
-- `replace=True` (`reproduce --replace`) is the one way to drop published rows: the new rows then
-  replace their keys' rows whatever their runs, and a whole-scope run's file replaces the table (rows
-  outside a `--param` narrowing still stay: that run never looked at them).
-Either way the measured rows kept against the new file, or dropped, are named (or, outside a narrowing,
-counted) on the console before anything is written (`say`).
-A rebuild from the records (`unchanged=True`, `reproduce --from-records`) must repeat what is published: a
-value it would move at the same runs fails the publish (`ValueMoved`, naming the rows) before anything is
-written; a row the records now hold more runs of is updated, as any republish does, and named; it adds no row
-without runs (a needs-data placeholder) and keeps each published figure (one file for every profile), a table's
-figure being redrawn from its rows after. A row a
-rebuild could not measure (tables.NOT_RECORDED) is never published.
-And a published row stays checkable: `unproven_published_runs` names the run ids the results CSVs cite
-that the run store cannot prove finished.
+The main job runs each notebook with $FSSL_OUTPUT_STAGING set (paths.results_dir and figures_dir point into a
+staging folder), so a notebook that fails half-way leaves the published results as they were. Once it completes,
+`publish` moves its files into place:
+- a figure, or the executed notebook, replaces the old one, except after a `--param` narrowing (it draws only its
+  slice), unless the caller says the slice is the whole figure (`--replace-figures`);
+- a results CSV is merged into the published one row by row (ROW_KEY: a cell and its measuring profile): a new
+  row replaces its key's unless that one averages more runs, and a row the new file lacks stays, so a republish
+  never loses a measured row; its claims are rebuilt from the merged cells (`rebuild`);
+- `replace=True` (`reproduce --replace`) is the one way to drop published rows.
+- a rebuild from the records (`unchanged=True`, `reproduce --from-records`) must repeat what is published: a value
+  it would move at the same runs fails (`ValueMoved`, naming the rows) before anything is written; a row the
+  records now hold more runs of is updated and named; it adds no row without runs and keeps each figure (one
+  file for every profile; a table's figure is redrawn from its rows after).
+Rows kept against the new file, or dropped, are named on the console before anything is written (`say`), and
+`unproven_published_runs` names the run ids the results CSVs cite that the run store cannot prove finished.
 """
 from __future__ import annotations
 
