@@ -319,8 +319,9 @@ def main(argv: list[str] | None = None) -> int:
                                            "write the report")
     rep.add_argument("--profile", default=None, choices=tuple(PROFILES),
                      help="default: $FSSL_PROFILE, else headline (the flag wins over the variable). headline: each "
-                          "paper's headline cells, ~20 min on a 2-core CPU; quick: every "
-                          "cell a CPU affords at a reduced protocol; paper: the papers' protocols; smoke: wiring only")
+                          "paper's headline cells; quick: every cell a CPU affords at a reduced protocol; paper: the "
+                          "papers' protocols; smoke: wiring only. --dry-run prints a profile's estimated time, from "
+                          "the model the progress bar's ETA uses")
     rep.add_argument("--only", default=None, help="glob over notebook names, e.g. 'fedsiam_*'")
     rep.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     rep.add_argument("--param", action="append", default=[], metavar="name=value",
