@@ -38,6 +38,7 @@ from .federation import Federation, run_rounds_together
 from ..store import DIVERGED, OK, RunStore
 from ..store.run_store import RunRecorder, RunResult
 from ..learning.training import Diverged
+from .allocator import keep_freed_memory
 
 AfterRound = Callable[[RunConfig, int], None]
 
@@ -165,6 +166,7 @@ def train_batch(configs: list[RunConfig], store: RunStore | None = None, progres
     different order, and a run must give the same numbers whichever executor ran it."""
     store = store or RunStore()
     configs = list(configs)
+    keep_freed_memory()      # a step's tensors reuse the last step's pages instead of faulting fresh ones in
     if len({batch_key(c) for c in configs}) > 1:
         raise ValueError("train_batch: configs of several batch keys; group them with plan_batches")
     results: dict[str, RunResult] = {}
