@@ -1,6 +1,6 @@
 """Keep freed memory in the process: glibc's allocator serves a large tensor from mmap and hands it back to the
 kernel when freed (its dynamic mmap threshold, and the heap's trim above 128 KiB), so each training step faults
-the same pages in again. A 10-round FedAvg MNIST run took 0.5-2.9 million minor page faults and 1.3-5.9 s of
+the same pages in again. A 10-round FedAvg MNIST run took 0.5-2.6 million minor page faults and 1.3-2.7 s of
 system time that way, 0.19 million and 0.6-0.8 s with the thresholds below (measurements/2026-11-29-page-faults),
 for about 50 MB more peak memory. Floats are untouched: only where memory comes from changes."""
 from __future__ import annotations
