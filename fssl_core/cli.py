@@ -13,8 +13,12 @@ cause; the files already there are left as they were, and the same command resum
 from __future__ import annotations
 
 import argparse
+import builtins
+import importlib.machinery
+import importlib.util
 import json
 import sys
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -224,6 +228,86 @@ def cmd_reproduce(args) -> None:
         raise SystemExit(130)
 
 
+DEFERRED = ("torch", "torchvision")
+_IMPORT = builtins.__import__       # Python's own, back in place once torch runs
+
+
+def defer_torch() -> None:
+    """From here on in this process, torch and torchvision run only once an attribute of theirs is read. An import of
+    one of their modules (`import torch`, `import torch.nn.functional as F`, `from torch import nn`) binds a stand-in;
+    the first attribute read from one runs the real import and is answered by it. For the commands that only plan
+    (`reproduce --dry-run`): the registries that build a plan's configs import torch at their top and read none of it
+    as they are imported (tests/test_cli.py holds a plan to that), which saves the seconds torch takes to import.
+
+    Why stand-ins bound by the import statement and kept out of sys.modules, as Mercurial's demandimport does:
+    importlib.util.LazyLoader's module runs as soon as it is imported a second time (the import system reads its
+    `__spec__`, CPython gh-127036), and a lazy module in sys.modules runs as soon as a library asks whether a value is
+    one of its tensors (scipy's and matplotlib's array checks read sys.modules["torch"].Tensor). Function-level
+    imports instead would be one in each of about a hundred functions of the algorithms, the learning pieces and the
+    data; declaring an algorithm's settings apart from its loss would split each method's file. What a module on a
+    plan's path keeps to: no name of torch's other than a module is read at its top (`from torch import Tensor` under
+    TYPE_CHECKING; no torch base class, decorator or constant there), since each would run torch.
+    Only in the command line's own process (`main()` given no argv): nothing that trains, and no test process, runs
+    under it; a spawned worker imports as usual; a torch already imported is left as it is."""
+    if builtins.__import__ is _IMPORT and not any(name in sys.modules for name in DEFERRED):
+        builtins.__import__ = _deferring_import
+
+
+class _Deferred(types.ModuleType):
+    """A stand-in for a module of torch or torchvision: its submodules imported so far are set on it; any other
+    attribute runs the real import (_run) and is read from the real module."""
+
+    def __getattr__(self, name: str):
+        return getattr(_run(self.__name__), name)
+
+
+_STAND_INS: dict[str, _Deferred] = {}
+_LOCATIONS: dict[str, list[str]] = {}       # a deferred package's folders, where its submodules are looked for
+
+
+def _stand_in(name: str) -> _Deferred | None:
+    """The stand-in for module `name` (its parent's too), None where no file of it is found: a module that does
+    not exist, or one a compiled module registers as it runs (torch._C._functorch), is imported for real."""
+    if name not in _STAND_INS:
+        parent, _, child = name.rpartition(".")
+        if parent and _stand_in(parent) is None:
+            return None
+        spec = (importlib.machinery.PathFinder.find_spec(name, _LOCATIONS.get(parent, [])) if parent
+                else importlib.util.find_spec(name))
+        if spec is None:
+            return None
+        _LOCATIONS[name] = list(spec.submodule_search_locations or [])
+        _STAND_INS[name] = _Deferred(name)
+        if parent:
+            vars(_STAND_INS[parent])[child] = _STAND_INS[name]
+    return _STAND_INS[name]
+
+
+def _deferring_import(name, globals=None, locals=None, fromlist=(), level=0):
+    top = name.partition(".")[0]
+    if level or top not in DEFERRED or top in sys.modules:
+        return _IMPORT(name, globals, locals, fromlist, level)
+    if _stand_in(name) is None:      # imported for real, so found or refused as without the deferral
+        _end()
+        return _IMPORT(name, globals, locals, fromlist, level)
+    for attribute in fromlist or ():
+        _stand_in(f"{name}.{attribute}")       # `from torch import nn`: a submodule, deferred too; other names run it
+    return _STAND_INS[name] if fromlist else _STAND_INS[top]
+
+
+def _run(name: str) -> types.ModuleType:
+    """Module `name`, imported for real; the deferral ends."""
+    _end()
+    _IMPORT(name)           # as an import statement does (importlib.import_module would hide it from -X importtime)
+    return sys.modules[name]
+
+
+def _end() -> None:
+    """Python's own import back, for good: the stand-ins bound so far hand every attribute on to the real modules."""
+    if builtins.__import__ is _deferring_import:
+        builtins.__import__ = _IMPORT
+
+
 def cmd_export(args) -> None:
     from .integrations.mlflow_export import export
     report = export(runs=args.runs, uri=args.uri, experiment=args.experiment)
@@ -238,6 +322,7 @@ def cmd_site(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    own_process = argv is None          # the command line's own process (__main__), not a caller's
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["flower"]:          # its own parser: flwr run's arguments, passed on as Flower reads them
         from .integrations.flower_submit import main as flower_main
@@ -368,13 +453,14 @@ def main(argv: list[str] | None = None) -> int:
                            "headline profile's: results/headline/notebooks)")
     site.set_defaults(func=cmd_site)
     args = parser.parse_args(argv)
+    if own_process and getattr(args, "dry_run", False):
+        defer_torch()
     from .data.datasets import DatasetUnavailable
     from .data.partition import PartitionError
-    from .engine.federation import DeviceUnavailable
     from .store import StoreIOError
     try:
         status = args.func(args)
-    except (ConfigError, PartitionError, DeviceUnavailable, DatasetUnavailable) as err:
+    except (ConfigError, PartitionError, DatasetUnavailable, *_loaded_errors()) as err:
         # one line each; DatasetUnavailable's first line says which data set is missing and where it was
         # looked for, the lines after it which files to put there and how to get them
         print(f"error: {err}", file=sys.stderr)
@@ -385,3 +471,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {f'{err.filename}: {err.strerror}' if named else err}", file=sys.stderr)
         return IO_FAILURE
     return status or 0
+
+
+def _loaded_errors() -> tuple[type[Exception], ...]:
+    """engine.DeviceUnavailable where the engine was imported (only what trains imports it, and an exception of a
+    module never imported cannot have been raised): a plan's error handling imports no engine, nor torch with it."""
+    federation = sys.modules.get("fssl_core.engine.federation")
+    return () if federation is None else (federation.DeviceUnavailable,)

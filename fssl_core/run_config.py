@@ -40,7 +40,7 @@ NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
 # What a run computes beyond its config. Bump ENGINE_REVISION when a change alters the numbers of
 # every run (trainers, batching, augmentation, partitions, models, evaluation), and an algorithm's
 # `revision` (algorithms/<name>.py) when it alters that algorithm's runs only, a network's `revision`
-# (models/<name>.py) when it alters the runs on that network only: the affected runs get
+# (its registry line, models/__init__.py) when it alters the runs on that network only: the affected runs get
 # new ids, so no stored run of an older computation is ever read back as the new one. (The package
 # version is not in the identity: it does not change when the computation does.)
 ENGINE_REVISION = 2   # 2: labeled repeats and the pooled labeled share per batch, stratified IID labels

@@ -351,24 +351,59 @@ def test_an_empty_runs_is_refused_and_writes_nothing_in_the_working_directory(tm
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["reproduce", "--help"], ["site", "--help"]])
-def test_help_imports_no_torch(argv):
-    """`--help` answers from the parser alone: torch (seconds to import, more on a loaded machine) is not imported."""
+def _executed(argv: list[str], timeout: int) -> tuple[str, set[str], list[str]]:
+    """`python -X importtime -m fssl_core *argv`: what it printed, the modules it imported (a module bound by
+    cli.defer_torch and never read is not imported: no line), and where a module of torch or torchvision was, the
+    chain that imported the first of them (innermost first: -X importtime lists a module before its importers)."""
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "fssl_core", *argv], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0 and "usage:" in out.stdout
-    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
-    assert "torch" not in imported and "fssl_core.cli" in imported
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "fssl_core", *argv], capture_output=True,
+                         text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-3000:]
+    said = out.stdout + "".join(line + "\n" for line in out.stderr.splitlines() if not line.startswith("import time:"))
+    rows = [line.rsplit("|", 1)[-1] for line in out.stderr.splitlines() if line.startswith("import time:")]
+    names = [row.strip() for row in rows]
+    chain: list[str] = []
+    first = next((i for i, name in enumerate(names) if name.split(".")[0] in ("torch", "torchvision")), None)
+    if first is not None:
+        depth = len(rows[first]) - len(names[first])
+        for row in rows[first:]:
+            if len(row) - len(row.lstrip()) <= depth:
+                chain.append(row.strip())
+                depth = len(row) - len(row.lstrip()) - 1
+    return said, set(names), chain
+
+
+@pytest.mark.parametrize("argv", [["--help"], *([command, "--help"] for command in (
+    "run", "records", "verify", "partition", "bench", "gpu-check", "fingerprint", "flower", "export", "reproduce",
+    "site"))])
+def test_help_imports_no_torch(argv):
+    """`--help` answers from the parser alone: torch (seconds to import, more on a loaded machine) is not imported."""
+    said, imported, chain = _executed(argv, timeout=120)
+    assert "usage:" in said
+    assert not chain and "fssl_core.cli" in imported, f"torch ran, imported by: {' <- '.join(chain)}"
+
+
+@pytest.mark.parametrize("argv", [["reproduce", "--profile", "quick", "--dry-run"], ["reproduce", "--until-decided",
+                                                                                      "--dry-run"]])
+def test_a_dry_run_plans_without_running_torch(argv):
+    """A dry run plans every notebook's runs (their configs, run ids and the store's answer for each) without
+    running torch or torchvision (cli.defer_torch): no module on the plan's path reads an attribute of torch as it is
+    imported. On a failure the chain names the module that ran it."""
+    said, imported, chain = _executed(argv, timeout=600)
+    assert "fssl_core.run_config" in imported and ("[plan]" in said or "[until-decided]" in said), said[-2000:]
+    assert not chain, f"torch ran, imported by: {' <- '.join(chain)}"
 
 
 def test_a_run_imports_torchvision_only_to_read_files():
     """What `run` imports before it loads data (the config, the engine, the store) leaves torchvision out: it
-    brings torch._dynamo, about as long to import as torch; data/datasets.py imports it where files are read."""
+    brings torch._dynamo, about as long to import as torch; data/datasets.py imports it where CIFAR's or SVHN's files
+    are read or a missing file is downloaded. (Fashion-)MNIST's files, all here, are read without it."""
     import subprocess
     import sys
     code = ("import sys, fssl_core.cli, fssl_core.run_config, fssl_core.engine.trainer, fssl_core.job.plan; "
+            "from fssl_core.data.datasets import data_root, load_dataset; "
+            "(data_root() / 'MNIST' / 'raw').is_dir() and load_dataset('mnist', download=False); "
             "print(sorted(m for m in ('torchvision', 'torch._dynamo') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

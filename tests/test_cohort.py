@@ -154,17 +154,19 @@ def test_the_grouped_authors_cnn_draws_each_clients_dropout_masks_from_its_own_s
 
 @requires_mnist
 def test_the_authors_cnn_trains_as_a_cohort_on_the_cpu_under_its_own_revision():
-    from fssl_core.models.cnn_mnist import CNNMnistAuthors
+    import dataclasses
+
+    from fssl_core.models import MODELS
     cfg = RunConfig(algorithm="fedsiam_d", dataset="mnist", model="cnn_mnist_authors")
     assert Federation.build(cfg).cohort          # trainer 'auto' on the CPU
     # a run on it is a new identity (it trained sequentially before), runs on Table 1's network keep theirs
     ids = (cfg.run_id, cfg.replace(model="cnn_mnist").run_id)
-    old = CNNMnistAuthors.revision
-    CNNMnistAuthors.revision = 0
+    old = MODELS["cnn_mnist_authors"]
+    MODELS["cnn_mnist_authors"] = dataclasses.replace(old, revision=0)
     try:
         assert cfg.run_id != ids[0] and cfg.replace(model="cnn_mnist").run_id == ids[1]
     finally:
-        CNNMnistAuthors.revision = old
+        MODELS["cnn_mnist_authors"] = old
 
 
 def test_dropout_masks_come_from_each_clients_stream_so_cohort_and_resume_are_exact():

@@ -9,7 +9,7 @@ import torch
 import torchvision
 from torchvision.transforms.functional import to_tensor
 
-from fssl_core.data import datasets
+from fssl_core.data import checksums, datasets
 from fssl_core.data.datasets import DatasetUnavailable, ImageData, data_root, load_dataset
 from tests import fake_datasets
 
@@ -155,7 +155,7 @@ def test_a_copy_that_is_not_the_official_files_is_refused_with_one_line_naming_t
     named = Path(message.split(': ')[1].split(' has md5 ')[0])                # whichever file was checked first
     assert named.parent == raw.resolve()
     assert message == (f"data set 'mnist': {named} has md5 {datasets._md5(named)}, the official file has "
-                       f"{datasets._UNZIPPED_MD5['MNIST'][named.name]}: an altered or damaged copy, refused "
+                       f"{checksums._UNZIPPED_MD5['MNIST'][named.name]}: an altered or damaged copy, refused "
                        f"(replace the file with the official one: {datasets._source('mnist')})")
 
 
@@ -283,6 +283,40 @@ def test_data_root_from_env_else_the_project_roots_data_whatever_the_cwd(monkeyp
     (tmp_path / 'notebooks').mkdir()
     monkeypatch.chdir(tmp_path / 'notebooks')        # where papermill runs a notebook
     assert datasets.data_root() == tmp_path / 'data'
+
+
+@pytest.mark.parametrize('name', [n for n in datasets.DATASETS if n != 'synthetic_cifar10'])
+def test_the_files_written_out_are_those_torchvisions_class_lists(name, tmp_path):
+    """checksums.known_files holds torchvision's lists (so a plan checks the files without importing it): the same
+    paths, in the class's order, with the same MD5s (for (Fashion-)MNIST, its .gz downloads' names unzipped)."""
+    tv_class, root = getattr(torchvision.datasets, datasets._SPECS[name].tv_name), tmp_path
+    if issubclass(tv_class, torchvision.datasets.MNIST):
+        listed = [(root / tv_class.__name__ / 'raw' / Path(url).name.removesuffix('.gz'), None)
+                  for url, _ in tv_class.resources]
+    elif issubclass(tv_class, torchvision.datasets.CIFAR10):
+        listed = [(root / tv_class.base_folder / f, md5) for f, md5 in
+                  tv_class.train_list + tv_class.test_list + [[tv_class.meta['filename'], tv_class.meta['md5']]]]
+    else:
+        listed = [(root / tv_class.split_list[split][1], tv_class.split_list[split][2]) for split in ('train', 'test')]
+    known = checksums.known_files(name, root)
+    assert list(known) == [path for path, _ in listed]
+    assert [md5 for _, md5 in listed if md5 is not None] == [known[p] for p, md5 in listed if md5 is not None]
+
+
+def test_a_plans_check_loads_no_data_and_says_what_a_load_would(tmp_path, monkeypatch):
+    """check_files: the synthetic set, and a set whose every file is here and official (MD5), pass without a load; a set
+    missing offline raises the first line load_dataset raises."""
+    monkeypatch.setattr(datasets, 'load_dataset', lambda *a, **k: pytest.fail('a check loaded the data'))
+    datasets.check_files('synthetic_cifar10')
+    if (REAL_ROOT / 'MNIST' / 'raw').is_dir():
+        datasets.check_files('mnist')
+    monkeypatch.setenv('FSSL_DATA', str(tmp_path))
+    with pytest.raises(DatasetUnavailable) as checked:
+        datasets.check_files('cifar10', download=False)
+    monkeypatch.undo()
+    with pytest.raises(DatasetUnavailable) as loaded:
+        load_dataset('cifar10', root=tmp_path, download=False)
+    assert str(checked.value) == str(loaded.value).splitlines()[0].replace('(from root=)', '(from FSSL_DATA)')
 
 
 def test_unknown_name_lists_allowed_names():

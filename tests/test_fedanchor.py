@@ -21,6 +21,7 @@ def test_overhead_hand_computed_and_bad_input_named():
 
 
 # --- the method's mathematics on hand-computed cases -----------------------------------------
+import dataclasses
 import math
 
 import torch
@@ -268,7 +269,7 @@ def test_the_evaluated_model_of_every_method_has_the_statistics_of_the_anchors(m
     those recomputed from the server's labeled images, for every method; for the methods whose
     clients pseudo-label in eval mode (SemiFL, FedAnchor), so are those of round 1's download,
     right after pre-training."""
-    monkeypatch.setitem(MODELS, "wrn28_2", _TinyWRN)
+    monkeypatch.setitem(MODELS, "wrn28_2", dataclasses.replace(MODELS["wrn28_2"], where=f"{__name__}:_TinyWRN"))
     cfg = fedanchor.paper_config(method, "cpu", dataset="fashion_mnist", model="wrn28_2", dirichlet_alpha=0.1,
                                  server_labeled=50)
     cfg = RunConfig.dropping_unread(**{**cfg.to_dict(), **dict(clients=10, clients_per_round=2, rounds=1, local_epochs=1,

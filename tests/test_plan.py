@@ -243,19 +243,17 @@ def test_a_missing_data_set_is_said_once_in_the_plan_with_where_it_was_looked_fo
     """Offline without MNIST: the plan's line names the data set, the runs it skips and where it looked; nothing
     else on the console says it again (the notebooks' kernels say it in their own outputs)."""
     from fssl_core.data import availability as report
-    from fssl_core.data.datasets import DatasetUnavailable
     report.unavailable_reason.cache_clear()
     report.dataset_available.cache_clear()
-
-    def missing(name, *args, **kwargs):
-        raise DatasetUnavailable(f"data set {name!r} was not found under {tmp_path}\\nthe files it expects")
-    monkeypatch.setattr(report, "load_dataset", missing)
+    monkeypatch.setenv("FSSL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("FSSL_OFFLINE", "1")
     try:
         cfgs = [RunConfig(seed=s) for s in (1, 2)]
         plan = plan_job([], {}, RunStore(tmp_path))
         plan.needs_data = {"mnist": len(cfgs)}
         text = plan.describe(workers=1)
-        assert text.count("mnist") == 1 and f"needs-data, 2 run(s): data set 'mnist' was not found under {tmp_path}" in text
+        assert text.count("mnist") == 1 and ("needs-data, 2 run(s): data set 'mnist' was not found (or failed "
+                                             f"torchvision's integrity check) under root {tmp_path / 'data'}") in text
         assert "needs-data" not in capsys.readouterr().err
     finally:
         report.unavailable_reason.cache_clear()

@@ -28,17 +28,20 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
-from torch import Tensor, nn
-from torch.func import functional_call
+import torch.func
+from torch import nn
 
 from ..learning.aggregate import fedfreq_weights, fedloss_weights, weighted_mean
 from ..learning.batches import Batch, DataView, Plan, TrainImages
 from ..config import SharedFields, setting, settings_of
 from ..models import grouped
-from ..learning.training import SGD, Nets, Step, Tensors
+from ..learning.training import SGD, Nets, Step, Tensors, no_grad
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ class Context:
         if self.model.grouped_op is not None and grouped.active():
             return self.model.grouped_forward(tensors, x, embed, features_only)
         kwargs = {k: True for k, on in (("embed", embed), ("features_only", features_only)) if on}
-        return functional_call(self.model, tensors, (x,), kwargs or None)
+        return torch.func.functional_call(self.model, tensors, (x,), kwargs or None)
 
     @functools.cached_property
     def _batchnorms(self) -> tuple[nn.Module, ...]:
@@ -145,7 +148,7 @@ class Context:
     def has_batchnorm(self) -> bool:
         return bool(self._batchnorms)
 
-    @torch.no_grad()
+    @no_grad
     def target(self, tensors: Tensors, x: Tensor, embed: bool = False, features_only: bool = False,
                dropout: bool = True, batch_statistics: bool = False):
         """A target the loss holds constant (a pseudo-label's ȳ, a teacher's or target network's output,
@@ -179,7 +182,7 @@ class Context:
             for m in norms:
                 m.training = dropout
 
-    @torch.no_grad()
+    @no_grad
     def predict(self, tensors: Tensors, idx: Tensor, chunk: int = 1024) -> tuple[Tensor, Tensor | None]:
         """(logits, anchor-head embedding or None) of the un-augmented training images `idx`, in eval
         mode (BatchNorm's running statistics), computed in chunks."""
@@ -188,7 +191,7 @@ class Context:
         logits, z = [], []
         for i in range(0, int(idx.numel()), chunk):
             x = self.images.normalize(self.images.x[idx[i:i + chunk]])
-            out = functional_call(self.model, tensors, (x,), {"embed": embed})
+            out = torch.func.functional_call(self.model, tensors, (x,), {"embed": embed})
             logits.append(out[0] if embed else out)
             if embed:
                 z.append(out[1])
@@ -196,7 +199,7 @@ class Context:
         return (torch.cat(logits) if logits else empty.view(0, self.num_classes),
                 (torch.cat(z) if z else empty) if embed else None)
 
-    @torch.no_grad()
+    @no_grad
     def batchnorm_statistics(self, tensors: Tensors, idx: Tensor, batch_size: int) -> Tensors:
         """`tensors` with every BatchNorm's running mean and variance recomputed from scratch on
         the un-augmented training images `idx`: one train-mode pass in batches, each batch counted
@@ -216,7 +219,8 @@ class Context:
                 m.momentum = None
             self.model.train()
             for i in range(0, int(idx.numel()), batch_size):
-                functional_call(self.model, out, (self.images.normalize(self.images.x[idx[i:i + batch_size]]),))
+                x = self.images.normalize(self.images.x[idx[i:i + batch_size]])
+                torch.func.functional_call(self.model, out, (x,))
         finally:
             for name, m in norms.items():
                 m.momentum = momenta[name]

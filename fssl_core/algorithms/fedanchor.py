@@ -22,16 +22,19 @@ Reading choices, and why (the evidence and the alternatives: papers/fedanchor/RE
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.batches import Batch, Plan
 from ..config import setting
 from ..learning.training import Nets, Step, Tensors
 from .base import Payload, State
 from .semifl import AlternateTraining, SemiFLSettings, mixup_lambda, mixup_loss
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 ANCHOR_HEAD = "projection."        # the anchor head's parameters in every network (models/base.py)

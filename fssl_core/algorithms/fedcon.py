@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, DataView, Plan
@@ -32,6 +32,9 @@ from ..learning.ssl import ema_update_, sigmoid_rampup
 from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .static_batchnorm import static_statistics
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 BYOL_EMA = 0.999
 CONSISTENCY_RAMPUP = 100      # rounds of w(t)'s sigmoid ramp (FedCon's code)

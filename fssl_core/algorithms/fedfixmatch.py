@@ -22,16 +22,19 @@ Reading choices, and why (the evidence and the alternatives: papers/fedsiam/READ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
 from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, State, Upload, mixed_plan
 from .static_batchnorm import static_statistics
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def fixmatch_unlabeled_loss(logits_strong: Tensor, logits_weak: Tensor, threshold: float) -> tuple[Tensor, Tensor]:

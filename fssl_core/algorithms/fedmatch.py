@@ -27,17 +27,20 @@ Reading choices, and why (the evidence and the alternatives: papers/fedsiam/READ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, BatchPart, DataView, Plan
 from ..config import setting
 from ..data.datasets import shape_of
-from ..learning.training import Nets, Step, Tensors
+from ..learning.training import Nets, Step, Tensors, no_grad
 from .base import RUNNING_READING, Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 PSI_FACTOR = 0.2        # ψ_0 = 0.2 σ_0, the official `psi_factor`
 
@@ -206,7 +209,7 @@ class FedMatch(Algorithm):
         source = payload["sigma"] if "sigma" in payload else payload["buffers"]
         return {k: source[k] for k in self.buffer_names}
 
-    @torch.no_grad()
+    @no_grad
     def embed(self, theta: Tensors) -> Tensor:
         """A model's embedding: its softmax output on the fixed random probe, in eval mode."""
         return self.target(theta, self.probe, dropout=False).softmax(1)[0]

@@ -23,10 +23,10 @@ Reading choices, and why (the evidence and the alternatives: papers/fedmix/READI
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, DataView, Plan
@@ -34,6 +34,9 @@ from ..config import setting
 from ..data.augment import AugmentSpec, random_crop_flip
 from ..learning.training import Nets, Step, Tensors
 from .base import RUNNING_READING, Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def sharpen(probs: Tensor, temperature: float) -> Tensor:

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, BatchPart, DataView, Plan
@@ -37,6 +37,9 @@ from ..config import setting
 from ..learning.ssl import CONSISTENCY, ema_update_, sigmoid_rampup
 from ..learning.training import Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 # ---------------------------------------------------------------------------------------------
 # τ schedules (pure; the τ-curve explorer and Figures 3–4 draw these)
@@ -101,7 +104,7 @@ def parameter_layers(model: torch.nn.Module) -> list[list[str]]:
 def ema_alpha(steps_seen: int | Tensor, alpha_max: float) -> float | Tensor:
     """α^k = min(1 − 1/(q + 1), α_max) at the client's q-th SGD step (Mean Teacher's ramp, Eq. 9);
     a tensor of per-client step counts gives a tensor."""
-    if isinstance(steps_seen, Tensor):
+    if isinstance(steps_seen, torch.Tensor):
         return (1.0 - 1.0 / (steps_seen.double() + 1.0)).clamp(max=alpha_max)
     return min(1.0 - 1.0 / (steps_seen + 1), alpha_max)
 
@@ -272,7 +275,7 @@ class FedSiam(Algorithm):
 
     def after_step(self, nets: Nets, step: Step) -> None:
         alpha = self.alpha(step)
-        if not isinstance(alpha, Tensor) and alpha == 0.0:     # Π-model phase: the target is the online net
+        if not isinstance(alpha, torch.Tensor) and alpha == 0.0:     # Π-model phase: the target is the online net
             for n in self.param_names:
                 nets["target"][n].copy_(nets["online"][n].detach())
         else:

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, DataView, Plan, UnlabeledPart
@@ -41,6 +41,9 @@ from ..learning.training import SGD, Nets, Step, Tensors
 from .base import Algorithm, AlgorithmSettings, Payload, State, Upload, clone
 from .fedfixmatch import FedFixMatch
 from .static_batchnorm import static_statistics
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def mixup_lambda(generator: torch.Generator, a: float) -> float:

@@ -15,8 +15,7 @@ of per-client draws, so draws made on a GPU would tie a run's numbers to its dev
 - `random_crop_flip`: reflect-pad by `spec.pad` and crop back at a random offset (a random
   translation by up to `pad` pixels), then a horizontal flip with p = 0.5 if `spec.flip`.
 - `weak_augment`: FedSiam's weak augmentation (crop/translate, flip, contrast, grayscale).
-- `strong_augment`: the weak geometric part, then RandAugment as in FixMatch (RandAugmentMC),
-  then Cutout.
+- `strong_augment`: the weak geometric part, then RandAugment as in FixMatch (RandAugmentMC), then Cutout.
 
 Inputs are (N, C, H, W) floating tensors with C = 1 or 3; outputs have the same shape, dtype and
 device, are clamped to [0, 1], and the input is never modified.
@@ -27,15 +26,16 @@ import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
 
-__all__ = [
-    'AUTHORS_SERVER', 'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'UNAUGMENTED', 'WEAK_AUGMENTS', 'augment_spec_for',
-    'random_crop_flip', 'strong_augment', 'weak_augment',
-]
+if TYPE_CHECKING:
+    from torch import Tensor
+
+__all__ = ['AUTHORS_SERVER', 'AugmentSpec', 'FLIP_ONLY', 'STRONG_OPS', 'UNAUGMENTED', 'WEAK_AUGMENTS',
+           'augment_spec_for', 'random_crop_flip', 'strong_augment', 'weak_augment']
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ _LUMA = (0.299, 0.587, 0.114)
 
 
 def _check_inputs(where: str, x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> None:
-    if not isinstance(x, Tensor) or x.dim() != 4 or not x.is_floating_point():
+    if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
         raise ValueError(f'{where}: x must be a floating tensor of shape (N, C, H, W), got '
                          f'{type(x).__name__} {tuple(getattr(x, "shape", ()))} {getattr(x, "dtype", "")}')
     if x.shape[1] not in (1, 3):

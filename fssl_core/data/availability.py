@@ -5,14 +5,16 @@ from __future__ import annotations
 import functools
 import sys
 
-from .datasets import DatasetUnavailable, load_dataset
+from .datasets import DatasetUnavailable, check_files
 
 
 @functools.lru_cache(maxsize=None)
-def unavailable_reason(name: str) -> str | None:
-    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can."""
+def unavailable_reason(name: str, download: bool | None = None) -> str | None:
+    """Why data set `name` cannot be loaded here (the error's first line: what was looked for, where), None if it can.
+    Its files are checked, not read (datasets.check_files: no torch); a missing one is downloaded where `download`
+    allows (default: unless FSSL_OFFLINE=1), as a run would; a dry run's plan passes download=False."""
     try:
-        load_dataset(name)
+        check_files(name, download)
         return None
     except DatasetUnavailable as err:
         return str(err).splitlines()[0]

@@ -12,7 +12,7 @@ FSSL_OFFLINE=1; if that is impossible, `DatasetUnavailable` says which files to 
 Every file read is verified first against its known MD5 (`verify_files`: torchvision's own for CIFAR and
 SVHN, which read the files torchvision lists; for (Fashion-)MNIST, whose lists give the MD5s of the .gz
 downloads while what is read are the files unzipped from them, the MD5s of those unzipped files, pinned in
-_UNZIPPED_MD5). A copy that differs is refused (`DatasetCorrupted`, one line naming the file, its digest and
+data/checksums.py). A copy that differs is refused (`DatasetCorrupted`, one line naming the file, its digest and
 the expected one): a run is never trained, under its data-free run id, on altered data. The data set's
 content digest (`data_digest`) goes into each run's env.json. The check is made once per process and file
 state (MD5 of MNIST's 55 MB: about 0.2 s on a busy 2-core CPU, beside 0.3 s to read them).
@@ -30,10 +30,15 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import Tensor
+import torch      # read only where data is loaded: a plan asks this module without running torch (cli.defer_torch)
+
+from .checksums import known_files
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 DATASETS = ('mnist', 'fashion_mnist', 'cifar10', 'cifar100', 'svhn', 'synthetic_cifar10')
 
@@ -243,19 +248,49 @@ def load_dataset(name: str, device: str | torch.device = 'cpu', root: Path | Non
     """
     if name not in _SPECS:
         raise ValueError(f'load_dataset name={name!r}: must be one of {DATASETS}')
-    if root is None:
-        origin = ('from FSSL_DATA' if os.environ.get('FSSL_DATA')
-                  else 'the default ./data; set FSSL_DATA or pass root= to change it')
-        root = data_root()
-    else:
-        origin = 'from root='
-    root = Path(root).expanduser().resolve()
+    root, origin = _root_and_origin(root)
     device = _resolve_device(device)
     download = _download_default() if download is None else download
     key = (name, root, device)
     if key not in _CACHE:
         _CACHE[key] = _load(name, root, origin, device, download)
     return _CACHE[key]
+
+
+def check_files(name: str, download: bool | None = None) -> None:
+    """Raise what `load_dataset(name, download=download)` would raise here (its first line), loading no data where
+    every file is present (each then checked against its MD5, verify_files) or none is needed (the synthetic set),
+    and running no torch (a plan asks this: data.availability). Where a file is missing: with download allowed
+    (default: unless FSSL_OFFLINE=1) load_dataset itself, which downloads it; else DatasetUnavailable."""
+    if name not in _SPECS:
+        raise ValueError(f'check_files name={name!r}: must be one of {DATASETS}')
+    if _SPECS[name].tv_name is None:
+        return
+    _check_reader(name)
+    root, origin = _root_and_origin(None)
+    if all(path.is_file() for path in known_files(name, root)):
+        verify_files(name, root)
+    elif _download_default() if download is None else download:
+        load_dataset(name, download=True)
+    else:
+        raise DatasetUnavailable(_unavailable_head(name, root, origin, None))
+
+
+def _root_and_origin(root: Path | None) -> tuple[Path, str]:
+    """The data set folder (`root`, else data_root()) and where it came from, for a message."""
+    if root is None:
+        origin = ('from FSSL_DATA' if os.environ.get('FSSL_DATA')
+                  else 'the default ./data; set FSSL_DATA or pass root= to change it')
+        root = data_root()
+    else:
+        origin = 'from root='
+    return Path(root).expanduser().resolve(), origin
+
+
+def _check_reader(name: str) -> None:
+    if name == 'svhn' and importlib.util.find_spec('scipy') is None:
+        raise ImportError("load_dataset('svhn') needs scipy (torchvision reads SVHN's .mat files "
+                          'with scipy.io.loadmat): pip install scipy')
 
 
 def _resolve_device(device: str | torch.device) -> torch.device:
@@ -266,21 +301,25 @@ def _resolve_device(device: str | torch.device) -> torch.device:
     return device
 
 
+# the data sets whose tensors are read from their idx files (_idx_tensors), not from torchvision's objects
+_IDX_READ = ('mnist', 'fashion_mnist')
+
+
 def _load(name: str, root: Path, origin: str, device: torch.device, download: bool) -> ImageData:
     spec = _SPECS[name]
-    if spec.tv_class is None:
+    if spec.tv_name is None:
         return _synthetic(name, spec, device)
-    if name == 'svhn' and importlib.util.find_spec('scipy') is None:
-        raise ImportError("load_dataset('svhn') needs scipy (torchvision reads SVHN's .mat files "
-                          'with scipy.io.loadmat): pip install scipy')
-    opened = {split: _open(name, root, origin, split, download) for split in ('train', 'test')}
+    _check_reader(name)
+    # (Fashion-)MNIST is read from its verified idx files themselves (torchvision prefers a legacy
+    # processed/{training,test}.pt where one lies beside them, which no checksum covers): with every file here,
+    # torchvision, and the torch._dynamo it imports (~2 s), is not needed; its class only downloads them
+    idx = name in _IDX_READ
+    here = idx and all(path.is_file() for path in known_files(name, root))
+    opened = {} if here else {split: _open(name, root, origin, split, download) for split in ('train', 'test')}
     digest = verify_files(name, root)      # after _open: a download has then put the files in place
     splits = {}
     for split in ('train', 'test'):
-        # (Fashion-)MNIST from the verified idx files themselves: torchvision prefers a legacy
-        # processed/{training,test}.pt where one lies beside them, which no checksum covers
-        images, labels = (_idx_tensors(name, root, split) if issubclass(spec.tv_class, tv.MNIST)
-                          else _as_tensors(opened[split]))
+        images, labels = _idx_tensors(name, root, split) if idx else _as_tensors(opened[split])
         # Convert on the device: uint8 moves 4x fewer bytes than float32. x / 255 in float32 is
         # what torchvision's ToTensor computes, so pixels equal those of dataset[i] + ToTensor.
         splits[split] = (images.to(device).float().div_(255), labels.to(device))
@@ -328,7 +367,7 @@ def _remove_empty_folders_made(root: Path, existed: set[Path]) -> None:
 def _idx_tensors(name: str, root: Path, split: str) -> tuple[Tensor, Tensor]:
     """(uint8 [N, 1, H, W], int64 [N]) of a (Fashion-)MNIST split read from its idx files (the files
     verify_files checked): a 16-byte header before the images, 8 before the labels."""
-    images_file, labels_file = [p for p in _expected_files(name, root)
+    images_file, labels_file = [p for p in known_files(name, root)
                                 if p.name.startswith('train' if split == 'train' else 't10k')]
     if 'labels' in images_file.name:
         images_file, labels_file = labels_file, images_file
@@ -353,35 +392,6 @@ def _as_tensors(dataset) -> tuple[Tensor, Tensor]:
         raise TypeError(f'no conversion for {type(dataset).__name__}')
     labels = torch.as_tensor(np.asarray(labels), dtype=torch.int64)
     return images.contiguous(), labels
-
-
-# MD5 of the (Fashion-)MNIST files torchvision reads: the files unzipped from the .gz downloads whose MD5s
-# torchvision lists (tv.MNIST.resources, tv.FashionMNIST.resources). Their SHA-256s (not kept here) equal
-# those published for the unzipped official files by other projects (e.g. Fashion-MNIST's "raw hashes derived
-# from archives matching the publisher's gzip MD5 checksums"), checked on 2026-11-26 against the shared copy.
-_UNZIPPED_MD5 = {
-    'MNIST': {'train-images-idx3-ubyte': '6bbc9ace898e44ae57da46a324031adb',
-              'train-labels-idx1-ubyte': 'a25bea736e30d166cdddb491f175f624',
-              't10k-images-idx3-ubyte': '2646ac647ad5339dbf082846283269ea',
-              't10k-labels-idx1-ubyte': '27ae3e4e09519cfbb04c329615203637'},
-    'FashionMNIST': {'train-images-idx3-ubyte': 'f4a8712d7a061bf5bd6d2ca38dc4d50a',
-                     'train-labels-idx1-ubyte': '9018921c3c673c538a1fc5bad174d6f9',
-                     't10k-images-idx3-ubyte': '8181f5470baa50b63fa0f6fddb340f0a',
-                     't10k-labels-idx1-ubyte': '15d484375f8d13e6eb1aabb0c3f46965'},
-}
-
-
-def known_files(name: str, root: Path) -> dict[Path, str]:
-    """Every file torchvision reads for data set `name` under `root`, with its official MD5."""
-    tv_class = _SPECS[name].tv_class
-    if issubclass(tv_class, tv.MNIST):
-        unzipped = _UNZIPPED_MD5[tv_class.__name__]
-        return {path: unzipped[path.name] for path in _expected_files(name, root)}
-    if issubclass(tv_class, tv.CIFAR10):
-        folder = root / tv_class.base_folder
-        listed = tv_class.train_list + tv_class.test_list + [[tv_class.meta['filename'], tv_class.meta['md5']]]
-        return {folder / f: md5 for f, md5 in listed}
-    return {root / tv_class.split_list[split][1]: tv_class.split_list[split][2] for split in ('train', 'test')}
 
 
 # (name, root) -> (the files' (size, mtime) when verified, the data set's content digest): one check a process
@@ -412,7 +422,7 @@ def verify_files(name: str, root: Path) -> str:
 def data_digest(name: str, root: Path | None = None) -> str | None:
     """The content digest of data set `name` as loaded from `root` (default data_root()): sha256 over its
     files' names and verified MD5s; None for the synthetic set, which has no files. Verifies them first."""
-    if _SPECS[name].tv_class is None:
+    if _SPECS[name].tv_name is None:
         return None
     return verify_files(name, Path(root if root is not None else data_root()).expanduser().resolve())
 
@@ -429,19 +439,6 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def _expected_files(name: str, root: Path) -> list[Path]:
-    """The files torchvision's class checks for, read from the class itself so they stay current."""
-    tv_class = _SPECS[name].tv_class
-    if issubclass(tv_class, tv.MNIST):
-        raw = root / tv_class.__name__ / 'raw'
-        return [raw / Path(url).name.removesuffix('.gz') for url, _ in tv_class.resources]
-    if issubclass(tv_class, tv.CIFAR10):
-        folder = root / tv_class.base_folder
-        names = [f for f, _ in tv_class.train_list + tv_class.test_list]
-        return [folder / f for f in names + [tv_class.meta['filename']]]
-    return [root / tv_class.split_list[split][1] for split in ('train', 'test')]
-
-
 def _source(name: str) -> str:
     tv_class = _SPECS[name].tv_class
     if issubclass(tv_class, tv.MNIST):
@@ -452,19 +449,24 @@ def _source(name: str) -> str:
     return ' and '.join(tv_class.split_list[split][0] for split in ('train', 'test'))
 
 
-def _unavailable_message(name: str, root: Path, origin: str,
-                         download_error: Exception | None) -> str:
+def _unavailable_head(name: str, root: Path, origin: str, download_error: Exception | None) -> str:
+    """The first line of _unavailable_message: the data set, where it was looked for, why it was not fetched."""
     if download_error is None:
         how = 'and download is disabled (download=False or FSSL_OFFLINE=1)'
     else:
         how = ('and torchvision could not download it: '
                f'{type(download_error).__name__}: {download_error}')
+    return (f"data set {name!r} was not found (or failed torchvision's integrity check) under "
+            f'root {root} ({origin}) {how}.')
+
+
+def _unavailable_message(name: str, root: Path, origin: str,
+                         download_error: Exception | None) -> str:
     tv_class = _SPECS[name].tv_class
     checked = ('uncompressed' if issubclass(tv_class, tv.MNIST)
                else 'byte-identical to the official ones (torchvision checks their md5)')
-    files = '\n'.join(f'  {path}' for path in _expected_files(name, root))
-    return (f"data set {name!r} was not found (or failed torchvision's integrity check) under "
-            f'root {root} ({origin}) {how}.\n'
+    files = '\n'.join(f'  {path}' for path in known_files(name, root))
+    return (_unavailable_head(name, root, origin, download_error) + '\n'
             f'torchvision.datasets.{tv_class.__name__} expects these files, {checked}:\n'
             f'{files}\n'
             f'To get them: set FSSL_DATA (or pass root=) to a folder that holds them; or allow '

@@ -92,7 +92,7 @@ def trains_as_cohort(cfg: RunConfig, device: torch.device | None = None) -> bool
     device = resolve_device(cfg.device) if device is None else device
     if device.type == "cuda":
         return gpu_defaults.cohort(torch.cuda.get_device_name(device))[0]
-    return MODELS[cfg.model].grouped_op is not None
+    return MODELS[cfg.model].network.grouped_op is not None
 
 
 @dataclass(eq=False)

@@ -40,9 +40,10 @@ class NotebookPlan:
     cells: list[Cell]
     configs: list[RunConfig]          # every run the notebook reads, datasets absent or not, in order
 
-    def runnable(self) -> list[RunConfig]:
-        """The configs whose dataset is on this machine (the others are reported needs-data)."""
-        return [c for c in self.configs if unavailable_reason(c.dataset) is None]
+    def runnable(self, download: bool | None = None) -> list[RunConfig]:
+        """The configs whose dataset is on this machine (the others are reported needs-data); `download` as in
+        data.availability.unavailable_reason."""
+        return [c for c in self.configs if unavailable_reason(c.dataset, download) is None]
 
 
 @dataclass
@@ -55,6 +56,7 @@ class JobPlan:
     estimate_source: dict[str, str] = field(default_factory=dict)   # run_id -> "this store" | "reference" |
                                                                     # "this store, same method" | "guess"
     resumed: dict[str, int] = field(default_factory=dict)   # run_id -> rounds its checkpoint holds (a rerun)
+    download: bool | None = None     # whether the plan fetched a missing data set (plan_job's `download`)
 
     def seconds(self, workers: int) -> float:
         """Wall seconds of the pending runs on `workers` processes: progress.wall_seconds, the bar's model; a resumed
@@ -90,9 +92,10 @@ class JobPlan:
             more = f" and {len(named) - 5} more" if len(named) > 5 else ""
             lines.append(f"[plan] {len(named)} of them resume from their checkpoints: {'; '.join(named[:5])}{more}")
         for dataset, n in sorted(self.needs_data.items()):
-            lines.append(f"[plan] needs-data, {n} run(s): {unavailable_reason(dataset)} (README, 'Data')")
+            reason = unavailable_reason(dataset, self.download)
+            lines.append(f"[plan] needs-data, {n} run(s): {reason} (README, 'Data')")
         for nb in self.notebooks:
-            runs = nb.runnable()
+            runs = nb.runnable(self.download)
             todo = sum(1 for c in runs if c.run_id in {p.run_id for p in self.pending})
             lines.append(f"[plan]   {nb.notebook}: {len(runs)} run(s), {todo} to train")
         return "\n".join(lines)
@@ -134,8 +137,11 @@ def _collect(values: Iterable[Any], kind: type, depth: int = 3):
             yield from _collect(v.values(), kind, depth - 1)
 
 
-def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunStore) -> JobPlan:
-    """The job's plan for `parameters` (which name the profile and device)."""
+def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunStore,
+             download: bool | None = None) -> JobPlan:
+    """The job's plan for `parameters` (which name the profile and device). A data set missing here is downloaded
+    where `download` allows (default: unless FSSL_OFFLINE=1), once, before any worker starts; a dry run's plan
+    passes False (it writes nothing) and names the set needs-data."""
     plans = [plan_notebook(p, parameters) for p in notebook_paths]
     pending, stored, needs_data, seen = [], [], {}, set()
     for plan in plans:
@@ -143,13 +149,13 @@ def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunS
             if cfg.run_id in seen:
                 continue
             seen.add(cfg.run_id)
-            if unavailable_reason(cfg.dataset):
+            if unavailable_reason(cfg.dataset, download):
                 needs_data[cfg.dataset] = needs_data.get(cfg.dataset, 0) + 1
             elif store.load(cfg) is None:
                 pending.append(cfg)
             else:
                 stored.append(cfg)
-    job = JobPlan(plans, pending, stored, needs_data, resumed=resumed_rounds(pending, store))
+    job = JobPlan(plans, pending, stored, needs_data, resumed=resumed_rounds(pending, store), download=download)
     _estimate(job, store, parameters.get("profile", "quick"))
     return job
 

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import torch
-from torch import Tensor
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def weighted_mean(tensor_dicts: Sequence[dict[str, Tensor]], weights: Sequence[float]) -> dict[str, Tensor]:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
-from torch import Tensor
 
 from ..data.augment import AugmentSpec, strong_augment, weak_augment
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 @dataclass(frozen=True, eq=False)

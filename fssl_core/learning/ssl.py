@@ -5,9 +5,14 @@ tests/test_ssl.py.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
-from torch import Tensor
+
+from .training import no_grad
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def softmax_mse(student_logits: Tensor, teacher_logits: Tensor) -> Tensor:
@@ -38,20 +43,20 @@ def sigmoid_rampup(current: float | Tensor, length: float) -> float | Tensor:
     A tensor `current` (a cohort's per-client clocks) gives a float32 tensor of the same shape."""
     if length <= 0:
         return 1.0
-    if isinstance(current, Tensor):
+    if isinstance(current, torch.Tensor):
         t = (current.float() / length).clamp(0.0, 1.0)
         return torch.exp(-5.0 * (1.0 - t) ** 2)
     t = min(max(current / length, 0.0), 1.0)
     return math.exp(-5.0 * (1.0 - t) ** 2)
 
 
-@torch.no_grad()
+@no_grad
 def ema_update_(target: dict[str, Tensor], online: dict[str, Tensor], names: list[str], alpha: float | Tensor) -> None:
     """FedSiam Eq. (9), in place on `names`: θ_t ← α θ_t + (1 − α) θ_s. A tensor `alpha` of shape
     [G] holds one decay per client of a cohort whose tensors are stacked along their first dimension."""
     t = [target[n] for n in names]
     s = [online[n].detach() for n in names]
-    if not isinstance(alpha, Tensor):
+    if not isinstance(alpha, torch.Tensor):
         torch._foreach_lerp_(t, s, 1.0 - alpha)
         return
     weight = (1.0 - alpha).float()

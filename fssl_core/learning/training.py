@@ -7,17 +7,29 @@ same algorithm code can later run a whole cohort of clients stacked along a lead
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
-from torch import Tensor
 
 from .batches import Batch, DataView, Plan, TrainImages, batches
-from ..models.dropout import party_stream
 
-Tensors = dict[str, Tensor]          # one network's parameters and buffers, by name
+if TYPE_CHECKING:
+    from torch import Tensor
+
+Tensors = dict[str, "Tensor"]          # one network's parameters and buffers, by name
 Nets = dict[str, Tensors]            # a party's networks, by role ('model', 'online', 'target', ...)
+
+
+def no_grad(fn: Callable) -> Callable:
+    """`@torch.no_grad()`, with torch read when `fn` is called rather than where it is defined: a plan imports the
+    algorithms without running torch (cli.defer_torch). The same context around each call."""
+    @functools.wraps(fn)
+    def without_grad(*args, **kwargs):
+        with torch.no_grad():
+            return fn(*args, **kwargs)
+    return without_grad
 
 
 class Diverged(RuntimeError):
@@ -72,7 +84,7 @@ class SGD:
         return velocity
 
 
-LossFn = Callable[[Nets, Batch, Step], tuple[Tensor, dict[str, Tensor]]]
+LossFn = Callable[[Nets, Batch, Step], tuple["Tensor", dict[str, "Tensor"]]]
 AfterStepFn = Callable[[Nets, Step], None]
 
 
@@ -88,6 +100,7 @@ def train_party(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[s
     Returns the mean loss and the mean of every statistic the loss reported. Raises Diverged when
     the loss is not finite (checked once at the end, to keep host syncs out of the step).
     """
+    from ..models.dropout import party_stream    # here: its nn.Module would run torch in a plan (cli.defer_torch)
     trained = [(role, name) for role in trainable for name in parameter_names(nets[role], param_names)]
     keys = [f"{role}.{name}" for role, name in trained]
     leaves = [nets[role][name].requires_grad_() for role, name in trained]

@@ -20,15 +20,7 @@ HEADS = ("classifier.", "projection.")
 class Network(nn.Module):
     # set by a network that has a grouped formulation for the cohort trainer (models/grouped.py)
     grouped_op = None
-    # the square input size (pixels) a network needs because a linear layer takes its flattened
-    # feature maps; None: any size of the data sets here (the features are pooled globally).
-    # RunConfig rejects a model whose size differs from the data set's.
-    image_size: int | None = None
-    # bumped when a change alters what this network's runs compute (run_config.py: run identity)
-    revision = 0
-    # whether it normalises with BatchNorm: a method's `batchnorm_revision` enters the identity of its runs on
-    # such a network only (run_config.py); tests/test_models.py checks it against the built modules
-    batchnorm = False
+    # its input size, BatchNorm and revision are declared in its registry line (models/__init__.py: NetworkSpec)
 
     def __init__(self, feature_dim: int, num_classes: int, projection_dim: int | None):
         super().__init__()

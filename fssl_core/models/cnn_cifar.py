@@ -25,12 +25,6 @@ from .pooling import MaxPool2x2
 
 
 class CNNCifar(Network):
-    batchnorm = True
-    image_size = 32      # the first linear layer takes 256·4·4 features
-    # 1: channels_last on the CPU; 2: every method's targets moved to BatchNorm's running statistics
-    # (Context.target); a method's own later moves (Algorithm.target_statistics) are its batchnorm_revision
-    revision = 2
-
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
 

@@ -17,8 +17,6 @@ from .pooling import max_pool2x2
 
 
 class CNNMnist(Network):
-    image_size = 28      # fc1 takes 20·4·4 features
-
     def __init__(self, num_classes: int = 10, in_channels: int = 1, projection_dim: int | None = None):
         super().__init__(feature_dim=50, num_classes=num_classes, projection_dim=projection_dim)
         self.conv1 = nn.Conv2d(in_channels, 10, 5)     # 28 → 24 → pool 12
@@ -65,8 +63,7 @@ class CNNMnistAuthors(CNNMnist):
     (FedFixMatch) faster than sequentially, rounds interleaved in one process on a loaded 2-core
     machine, 1 thread (2026-11-25; `bench cases=mnist_authors_fedsiam_d` measures it). Its revision counts the
     cohort trainer as part of its computation: cohort and sequential agree to float rounding only,
-    which 50 rounds turn into different numbers."""
-    revision = 1
+    which 50 rounds turn into different numbers (its revision: models/__init__.py)."""
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, projection_dim: int | None = None):
         super().__init__(num_classes=num_classes, in_channels=in_channels, projection_dim=projection_dim)

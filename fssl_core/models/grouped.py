@@ -27,16 +27,14 @@ same and no run identity changes (tests/test_cohort.py pins this wrapper against
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
-from torch import Tensor
-# torch._C._functorch is private: no stability promise. A torch release that moves it fails this import,
-# and so every run, at start-up (tests/test_cohort.py pins the behaviour on the torch installed); the fix is here.
-from torch._C._functorch import _add_batch_dim, _unwrap_batched, maybe_current_level
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 _active = False
-_BATCHED = torch._C.DispatchKeySet(torch._C.DispatchKey.FuncTorchBatched)
 
 
 @contextmanager
@@ -57,10 +55,18 @@ def active() -> bool:
 def register(grouped_features: Callable[..., Tensor]) -> staticmethod:
     """`op(params, x, training)`, one client's features (a network's `grouped_op`): inside vmap it
     runs `grouped_features` once over all clients; outside vmap, or with nothing batched, on one."""
+    # torch._C._functorch is private: no stability promise. A torch release that moves these fails here, as the
+    # networks are defined, and so every run at start-up (tests/test_cohort.py pins the behaviour on the torch
+    # installed); the fix is here. Read here, not at the top: a plan imports this module (algorithms.base) without
+    # running torch (cli.defer_torch).
+    functorch = torch._C._functorch
+    maybe_current_level, unwrap_batched, add_batch_dim = (
+        functorch.maybe_current_level, functorch._unwrap_batched, functorch._add_batch_dim)
+    vmapped = torch._C.DispatchKeySet(torch._C.DispatchKey.FuncTorchBatched)
 
     def op(params: list[Tensor], x: Tensor, training: bool) -> Tensor:
         level = maybe_current_level()
-        unwrapped = [_unwrap_batched(t, level) for t in (*params, x)] if level is not None else []
+        unwrapped = [unwrap_batched(t, level) for t in (*params, x)] if level is not None else []
         batched = [(t, dim) for t, dim in unwrapped if dim is not None]
         if not batched:
             return grouped_features(*[p.unsqueeze(0) for p in params], x.unsqueeze(0), training=training).squeeze(0)
@@ -68,9 +74,9 @@ def register(grouped_features: Callable[..., Tensor]) -> staticmethod:
         # an unbatched tensor is shared by all clients
         stacked = [t if dim == 0 else t.movedim(dim, 0) if dim is not None else t.expand(size, *t.shape)
                    for t, dim in unwrapped]
-        with torch._C._ExcludeDispatchKeyGuard(_BATCHED):      # the ops below see plain tensors
+        with torch._C._ExcludeDispatchKeyGuard(vmapped):      # the ops below see plain tensors
             out = grouped_features(*stacked, training=training)
-        return _add_batch_dim(out, 0, level)
+        return add_batch_dim(out, 0, level)
 
     return staticmethod(op)
 

@@ -29,11 +29,6 @@ class BasicBlock(nn.Module):
 
 
 class ResNet18(Network):
-    batchnorm = True
-    # 1: every method's targets moved to BatchNorm's running statistics (Context.target); a method's own
-    # later moves (Algorithm.target_statistics, as its reference code) are its batchnorm_revision
-    revision = 1
-
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):
         super().__init__(feature_dim=512, num_classes=num_classes, projection_dim=projection_dim)
         self.stem = nn.Sequential(nn.Conv2d(in_channels, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
@@ -61,10 +56,6 @@ class _Residual(nn.Module):
 
 
 class ResNet9(Network):
-    batchnorm = True
-    # 1: every method's targets moved to BatchNorm's running statistics (Context.target); a method's own
-    # later moves (Algorithm.target_statistics, as its reference code) are its batchnorm_revision
-    revision = 1
     widths = (64, 128, 256, 512)
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None):

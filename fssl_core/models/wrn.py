@@ -34,11 +34,6 @@ class _Block(nn.Module):
 
 
 class WideResNet28x2(Network):
-    batchnorm = True
-    # 1: every method's targets moved to BatchNorm's running statistics (Context.target); a method's own
-    # later moves (Algorithm.target_statistics, as its reference code) are its batchnorm_revision
-    revision = 1
-
     def __init__(self, num_classes: int = 10, in_channels: int = 3, projection_dim: int | None = None,
                  depth: int = 28, widen: int = 2):
         widths = [16, 16 * widen, 32 * widen, 64 * widen]
