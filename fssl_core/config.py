@@ -131,8 +131,9 @@ class Interval:
     high_open: bool
 
     @classmethod
+    @functools.lru_cache(maxsize=None)     # every RunConfig checks every field: a plan parses each rule thousands of times
     def parse(cls, text: str, kind: type = int) -> "Interval":
-        """`kind` float: an upper bound of inf is FLOAT32_BOUND (closed)."""
+        """`kind` float: an upper bound of inf is FLOAT32_BOUND (closed). Cached: an Interval is immutable."""
         if kind is float and text.endswith("inf)"):
             text = text[:-len("inf)")] + FLOAT32_BOUND + "]"
         low, high = (_number(part) for part in text[1:-1].split(","))

@@ -209,12 +209,11 @@ def _estimate(job: JobPlan, store: RunStore, profile: str) -> None:
 
 def _seconds_per_round(store: RunStore, *kinds) -> list[dict[tuple, float]]:
     """For each of `kinds` (config -> key), the median seconds per round of each key's finished runs in
-    the store (this machine's speed); one pass over the store, which reads every result."""
+    the store (this machine's speed); one pass over the store's recorded paces (unproven: an estimate)."""
     rates: list[dict[tuple, list[float]]] = [{} for _ in kinds]
-    for result in store.finished():
-        if result.summary.get("seconds_per_round"):
-            for kind, by_key in zip(kinds, rates):
-                by_key.setdefault(kind(result.config), []).append(result.summary["seconds_per_round"])
+    for cfg, pace in store.recorded_paces():
+        for kind, by_key in zip(kinds, rates):
+            by_key.setdefault(kind(cfg), []).append(pace)
     return [{k: statistics.median(v) for k, v in by_key.items()} for by_key in rates]
 
 

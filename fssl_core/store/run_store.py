@@ -100,6 +100,20 @@ class RunStore:
                 out.append(proven)
         return out
 
+    def recorded_paces(self) -> list[tuple[RunConfig, float]]:
+        """(config, seconds per round) of every run whose result.json records a pace, unproven: a plan's time
+        estimate reads this machine's speed, never a result, so it skips the proof (which reads every checkpoint:
+        seconds on a store of hundreds of runs); a run whose files do not parse is left out."""
+        out = []
+        for result_file in sorted(self.root.glob(f"*/{RESULT}")):
+            try:
+                pace = read_json(result_file).get("seconds_per_round")
+                if pace:
+                    out.append((RunConfig.from_dict(read_json(result_file.parent / CONFIG)), float(pace)))
+            except (Damage, ConfigError, OSError, ValueError, TypeError):
+                continue
+        return out
+
     def survey(self, **match: Any) -> list[tuple[Path, "RunResult | Damage"]]:
         """Every run directory holding a result.json, in name order, with its proven run or the Damage
         that names the first file that does not prove it (a config of another id, a digest mismatch).
