@@ -205,7 +205,7 @@ def cmd_fingerprint(args) -> None:
 
 def cmd_reproduce(args) -> None:
     from .report.publish import ValueMoved
-    from .reproduce import parse_parameters, reproduce
+    from .job.reproduce import parse_parameters, reproduce
     try:
         if args.until_decided:
             if args.param or args.only or args.profile:

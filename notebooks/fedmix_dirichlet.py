@@ -44,7 +44,7 @@ import pandas as pd
 from fssl_core.data.datasets import DatasetUnavailable, load_dataset
 from fssl_core.report.plots import save_figure
 from fssl_core.profiles import get_profile
-from fssl_core.widgets import (DirichletExplorer, client_class_counts, dirichlet_partition_of, partition_summary,
+from fssl_core.explore.widgets import (DirichletExplorer, client_class_counts, dirichlet_partition_of, partition_summary,
                                plot_class_proportions)
 
 run_profile = get_profile(profile)

@@ -51,7 +51,7 @@ import pandas as pd
 from fssl_core.algorithms.fedsiam import tau_schedule
 from fssl_core.report.plots import save_figure
 from fssl_core.store import RunStore
-from fssl_core.widgets import TauExplorer, plot_tau_curve
+from fssl_core.explore.widgets import TauExplorer, plot_tau_curve
 
 PAPER_CURVES = {  # Table 4 and §4.4: linear for MNIST/SVHN, rectangle for CIFAR-10, all at R_G = 50 (labels-at-client)
     "Figure 3 — linear, MNIST": dict(curve="linear", mu=0.5, phi_g=3, varphi_g=40, rounds=50),

@@ -196,11 +196,11 @@ def test_config_is_a_leaf_and_no_registry_imports_run_config():
 
 # The package's layers, bottom to top: a module imports only from its own layer's package or those below.
 LAYERS = [
-    ("config", "paths"), ("data", "models"), ("learning",), ("algorithms",), ("run_config", "profiles", "widgets"),
+    ("config", "paths"), ("data", "models"), ("learning",), ("algorithms",), ("run_config", "profiles", "explore"),
     ("store",), ("engine",), ("executors", "integrations"), ("report",), ("papers",), ("job",),
-    ("reproduce", "perf"), ("cli",), ("__main__",),
+    ("perf",), ("cli",), ("__main__",),
 ]
-ENTRY_POINTS = {"__init__", "__main__", "cli", "config", "run_config", "profiles", "paths", "reproduce", "widgets"}
+ENTRY_POINTS = {"__init__", "__main__", "cli", "config", "run_config", "profiles", "paths"}
 
 
 def _unit(module: str) -> str:

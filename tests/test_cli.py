@@ -188,7 +188,7 @@ def test_the_profile_flag_wins_over_fssl_profile_and_the_job_says_where_its_prof
     with pytest.raises(ConfigError, match=r"\$FSSL_PROFILE='full': must be one of smoke, headline, quick, paper"):
         job_profile(None)
     seen = {}
-    monkeypatch.setattr("fssl_core.reproduce.reproduce", lambda **kwargs: seen.update(kwargs))
+    monkeypatch.setattr("fssl_core.job.reproduce.reproduce", lambda **kwargs: seen.update(kwargs))
     assert cli.main(["reproduce", "--only", "x"]) == 0 and seen["profile"] is None and seen["replace"] is False
     assert cli.main(["reproduce", "--profile", "smoke", "--replace"]) == 0 and seen["profile"] == "smoke"
     assert seen["replace"] is True

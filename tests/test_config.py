@@ -344,7 +344,7 @@ def test_every_model_that_needs_a_size_runs_at_it_and_the_others_at_28_and_32():
 def test_every_notebook_plan_builds_at_every_profile(profile, monkeypatch, tmp_path):
     """plan_job builds each notebook's RunConfigs (a ConfigError would fail it); ~10 s for the four."""
     from fssl_core.job.plan import plan_job
-    from fssl_core.reproduce import notebooks
+    from fssl_core.job.reproduce import notebooks
     from fssl_core.store import RunStore
     monkeypatch.delenv("FSSL_PROFILE", raising=False)
     job = plan_job(notebooks(profile=profile), {"profile": profile, "device": "cpu"}, RunStore(tmp_path))

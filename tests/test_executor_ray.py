@@ -233,7 +233,7 @@ def test_a_run_that_raises_is_reported_once_and_the_others_finish(local_ray, tmp
 def test_a_smoke_reproduction_through_ray_trains_the_local_executors_runs(local_ray, reference, notebook,
                                                                            tmp_path, monkeypatch):
     from fssl_core.job.plan import plan_job
-    from fssl_core.reproduce import notebooks, reproduce
+    from fssl_core.job.reproduce import notebooks, reproduce
     monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))     # a fresh store: every run is trained through Ray
     store = RunStore(tmp_path / "runs")
     configs = plan_job(notebooks(notebook, "smoke"), {"profile": "smoke", "device": "cpu"}, store).pending

@@ -7,7 +7,7 @@ import papermill
 import pytest
 
 from fssl_core.config import ConfigError
-from fssl_core.reproduce import PARAMETERS_PASSED, notebooks
+from fssl_core.job.reproduce import PARAMETERS_PASSED, notebooks
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 SOURCES = sorted(NOTEBOOKS.glob("*.py"))
@@ -37,7 +37,7 @@ def test_reproduce_rejects_a_pattern_that_matches_nothing():
 
 
 def test_reproduce_parameters_are_json_where_they_parse_and_named_in_errors():
-    from fssl_core.reproduce import parse_parameters, reproduce
+    from fssl_core.job.reproduce import parse_parameters, reproduce
     assert parse_parameters(["labeled_ratios=[0.1, 0.15]", "seeds=null", "settings=iid"]) == \
         {"labeled_ratios": [0.1, 0.15], "seeds": None, "settings": "iid"}
     with pytest.raises(ConfigError, match=r"--param 'profile=paper': profile has its own option \(--profile\)"):

@@ -20,7 +20,7 @@ from fssl_core.run_config import RunConfig
 from fssl_core.papers import notebook_plans
 from fssl_core.job.plan import JobPlan, _estimate, plan_job, plan_notebook
 from fssl_core.profiles import PROFILES
-from fssl_core.reproduce import HEADLINE_NOTEBOOKS, notebooks
+from fssl_core.job.reproduce import HEADLINE_NOTEBOOKS, notebooks
 from fssl_core.store import RunStore
 
 from .conftest import requires_mnist
@@ -109,7 +109,7 @@ def _reproduce_in_isolation(tmp_path, monkeypatch):
     notebook execution and publishing forbidden."""
     import papermill
 
-    from fssl_core import reproduce as reproduce_module
+    from fssl_core.job import reproduce as reproduce_module
     monkeypatch.delenv("FSSL_PROFILE")
     for name in ("FSSL_DATA", "FSSL_PROJECT"):          # reproduce exports both for its kernels: undone after
         present = name in os.environ

@@ -16,7 +16,7 @@ from fssl_core.config import ConfigError
 from fssl_core.report.publish import merged_results
 from fssl_core.report.tables import COLUMNS, KEY, read_results
 from fssl_core.job.parameters import check_parameter_types
-from fssl_core.reproduce import reproduce
+from fssl_core.job.reproduce import reproduce
 
 from .conftest import requires_mnist
 

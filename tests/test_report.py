@@ -289,7 +289,7 @@ def test_large_deltas_keeps_only_cells_beyond_the_threshold():
 
 
 def test_a_partial_reproduction_keeps_the_other_notebooks_run_times(tmp_path, monkeypatch):
-    from fssl_core.reproduce import record_seconds
+    from fssl_core.job.reproduce import record_seconds
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     assert record_seconds("quick", {"a": 10.04, "b": 20.0}) == {"a": 10.0, "b": 20.0}
     assert record_seconds("quick", {"b": 5.0}) == {"a": 10.0, "b": 5.0}      # `--only b` keeps a's
@@ -320,7 +320,7 @@ def test_accuracy_test_selected_is_the_accuracy_of_the_lowest_test_loss_the_late
 
 
 def _record_many(prefix: str, n: int) -> None:
-    from fssl_core.reproduce import record_seconds
+    from fssl_core.job.reproduce import record_seconds
     for i in range(n):
         record_seconds("quick", {f"{prefix}{i}": float(i)})
 

@@ -247,7 +247,7 @@ def test_reproduce_logs_each_notebooks_figures(tmp_path, tracker, monkeypatch):
     """A one-cell notebook that draws one figure, executed by `reproduce` with a tracker."""
     nbformat = pytest.importorskip("nbformat")
     pytest.importorskip("papermill")
-    from fssl_core.reproduce import reproduce
+    from fssl_core.job.reproduce import reproduce
     monkeypatch.setenv("FSSL_PROJECT", str(tmp_path))
     monkeypatch.setenv("FSSL_RUNS", str(tmp_path / "runs"))
     (tmp_path / "notebooks").mkdir()

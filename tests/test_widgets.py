@@ -9,10 +9,10 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from fssl_core import widgets  # noqa: E402
+from fssl_core.explore import widgets  # noqa: E402
 from fssl_core.algorithms.fedsiam import tau_schedule  # noqa: E402
 from fssl_core.data import partition  # noqa: E402
-from fssl_core.widgets import (DirichletExplorer, TauExplorer, client_class_counts,  # noqa: E402
+from fssl_core.explore.widgets import (DirichletExplorer, TauExplorer, client_class_counts,  # noqa: E402
                                dirichlet_partition_of, plot_tau_curve, slider_values, three_digits,
                                upload_relative_to_mt)
 
@@ -135,7 +135,7 @@ def _fake_labels(n_per_class=300, classes=10):
 
 
 def test_partition_summary_on_a_hand_case():
-    from fssl_core.widgets import partition_summary
+    from fssl_core.explore.widgets import partition_summary
     labels = np.array([0, 0, 1, 1])                     # global mix: half and half
     counts = np.array([[2, 0], [0, 2]])                 # two clients, one class each
     s = partition_summary(counts, labels, 2)

@@ -18,9 +18,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 
-from .algorithms.fedsiam import tau_schedule
-from .data import partition as _partition
-from .data.partition import DirichletDrawError
+from ..algorithms.fedsiam import tau_schedule
+from ..data import partition as _partition
+from ..data.partition import DirichletDrawError
 
 
 def slider_values(slider) -> np.ndarray:
