@@ -203,6 +203,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
     executed = (results_dir(profile) / "notebooks" / (profile if profile not in SEPARATE_PROFILES else "")
                 ).relative_to(project_root())
     seconds: dict[str, float] = {}
+    (project_root() / "results").mkdir(parents=True, exist_ok=True)     # the staging folders' parent
     for i, nb in enumerate(selected, 1):
         print(f"[notebook {i}/{len(selected)}] {nb.stem}", end="", flush=True)
         start = time.perf_counter()
