@@ -285,3 +285,26 @@ def test_the_speed_pages_cpu_block_is_its_records_rendering():
     block = page[page.index(bench.README_START) + len(bench.README_START):page.index(bench.README_END)].strip()
     found = json.loads((project_root() / bench.CPU_RECORD).read_text())
     assert block == bench.readme_block(found).strip()
+
+
+def test_host_draws_refuses_a_bad_option_by_name():
+    with pytest.raises(ValueError, match="unknown option"):
+        bench.main({"cases": "host_draws", "round": "3"})
+    with pytest.raises(ValueError, match="algorithm='fedmix'"):
+        bench.main({"cases": "host_draws", "algorithm": "fedmix"})
+    with pytest.raises(ValueError, match="clients='0'"):
+        bench.main({"cases": "host_draws", "clients": "0"})
+
+
+@requires_mnist
+def test_host_draws_times_both_ways_and_writes_benchs_record(tmp_path, monkeypatch, capsys):
+    import json
+    monkeypatch.setattr(bench.torch, "set_num_threads", lambda n: None)     # the test process keeps its threads
+    out = tmp_path / "host_draws.json"
+    bench.main({"cases": "host_draws", "clients": "2", "repeats": "1", "out": str(out)})
+    assert "host µs per client-step (600 client-steps): per step" in capsys.readouterr().out
+    found = json.loads(out.read_text())
+    assert found["command"] == "python -m fssl_core bench device=cpu cases=host_draws clients=2 repeats=1"
+    row = found["rows"][0]
+    assert row["client_steps"] == 600 and row["per_step_us"] > 0 and row["per_round_us"] > 0
+    assert row["fewer"] == round(row["per_step_us"] / row["per_round_us"], 2)

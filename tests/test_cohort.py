@@ -1,5 +1,6 @@
 """The cohort trainer gives the sequential trainer's updates (float tolerance), clients of unequal
 sizes included, for FedAvg and FedSiam-D on CPU."""
+import numpy as np
 import pytest
 import torch
 
@@ -115,6 +116,7 @@ def test_the_grouped_authors_cnn_draws_each_clients_dropout_masks_from_its_own_s
     from torch.func import functional_call, vmap
 
     from fssl_core.models import build_model
+    from fssl_core.data.streams import CohortDraws, CohortStreams
     from fssl_core.models.dropout import cohort_stream, party_stream
     from fssl_core.models.grouped import grouped
     torch.manual_seed(0)
@@ -124,13 +126,16 @@ def test_the_grouped_authors_cnn_draws_each_clients_dropout_masks_from_its_own_s
                for k, v in model.named_parameters()}
     x = torch.randn(clients, 5, 1, 28, 28)
     generators = [torch.Generator().manual_seed(s) for s in seeds]
+    streams = CohortStreams(generators, "cpu")
+    draws = CohortDraws(streams, streams.rows(np.arange(clients)))
 
     def two_forwards(params, x_c, ids):          # two calls: the second draws each client's next masks
-        with cohort_stream(generators, ids):
+        with cohort_stream(draws, ids):
             return functional_call(model, params, (x_c,)), functional_call(model, params, (x_c,))
 
     with grouped():
         got = vmap(two_forwards, randomness="same")(stacked, x, torch.arange(clients))
+    streams.finish()
     grads = torch.autograd.grad(sum(t.square().sum() for t in got), list(stacked.values()))
     for c in range(clients):
         own = {k: v[c].detach().requires_grad_() for k, v in stacked.items()}

@@ -70,26 +70,45 @@ def _parts(images: TrainImages, clients: int, seed: int):
 
 
 def test_a_cohorts_views_made_together_equal_each_clients_views_asked_one_after_the_other():
-    # the cohort trainer draws every requested view of every client (each from its own generator, in
-    # the order asked) and augments each kind in one call: the same floats as BatchPart's, view by view
+    # the cohort trainer draws every requested view of every client (each from its own stream, in the order
+    # asked) and augments each kind in one call: the same floats as BatchPart's, view by view
+    import numpy as np
+
+    from fssl_core.algorithms.fedmix import SHIFT
+    from fssl_core.data.streams import CohortDraws, CohortStreams
+    from fssl_core.learning.batches import CohortBatches
     from fssl_core.learning.cohort import _CohortPart, _make_views
     torch.manual_seed(0)
     images = TrainImages(torch.rand(40, 1, 28, 28), torch.arange(40) % 10, lambda t: (t - 0.1) / 0.3,
                          AugmentSpec(flip=True, pad=2))
     requests = (("unlabeled", "strong"), ("labeled", "weak"), ("unlabeled", "weak"), ("labeled", "weak2"),
                 ("labeled", "plain"), ("labeled", "weak"))                  # strong first: the order across kinds counts
-    own = [Batch.views(b, *requests) for b in _parts(images, 3, seed=5)]
-    parts = _parts(images, 3, seed=5)
-    cohort = {"labeled": _CohortPart([b.labeled for b in parts]), "unlabeled": _CohortPart([b.unlabeled for b in parts])}
+    own = [b for b in _parts(images, 3, seed=5)]
+    seen = [(Batch.views(b, *requests), b.unlabeled.transformed("shift", SHIFT)) for b in own]
+    view = DataView(labeled=torch.arange(0, 6), unlabeled=torch.arange(6, 40))
+    plan = Plan(epochs=1, labeled_batch=2, unlabeled_batch=5)
+    streams = CohortStreams([torch.Generator().manual_seed(5 + c) for c in range(3)], "cpu")
+    walk = CohortBatches([view] * 3, [plan] * 3, streams)
+    walk.next(np.arange(3))
+    rows = streams.rows(np.arange(3))
+    draws = CohortDraws(streams, rows)
+    cohort = dict(zip(("labeled", "unlabeled"), (_CohortPart(images, idx, draws) for idx in walk.indices(rows))))
+    for part in cohort:
+        assert all(torch.equal(cohort[part].idx[c], getattr(own[c], part).idx) for c in range(3))
     _make_views([(cohort[part], view) for part, view in requests])
+    cohort["unlabeled"]._transform("shift", SHIFT)
     for i, (part, view) in enumerate(requests):
         stacked = cohort[part]._stacked[view]
         for c in range(3):
-            assert torch.equal(stacked[c], own[c][i]), (part, view, c)
+            assert torch.equal(stacked[c], seen[c][0][i]), (part, view, c)
+    assert all(torch.equal(cohort["unlabeled"]._stacked["t:shift"][c], seen[c][1]) for c in range(3))
     # the same requests again draw nothing (the views made are kept), as BatchPart's cache
-    state = [b.labeled.generator.get_state() for b in parts]
+    cursor = streams.cursor.copy()
     _make_views([(cohort[part], view) for part, view in requests])
-    assert all(torch.equal(s, b.labeled.generator.get_state()) for s, b in zip(state, parts))
+    assert np.array_equal(cursor, streams.cursor)
+    # and the generators end where each client's own draws left its generator
+    streams.finish()
+    assert all(torch.equal(g.get_state(), b.labeled.generator.get_state()) for g, b in zip(streams.generators, own))
 
 
 def test_batch_views_names_a_bad_request():

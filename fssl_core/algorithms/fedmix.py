@@ -31,7 +31,8 @@ import torch.nn.functional as F
 from ..learning.aggregate import weighted_mean
 from ..learning.batches import Batch, DataView, Plan
 from ..config import setting
-from ..data.augment import AugmentSpec, random_crop_flip
+from ..data.augment import AugmentSpec, apply_crop_flip, draw_crop_flip
+from ..data.streams import CohortDraws
 from ..learning.training import Nets, Step, Tensors
 from .base import RUNNING_READING, Algorithm, AlgorithmSettings, Payload, State, Upload, clone, mixed_plan
 
@@ -51,14 +52,26 @@ def mix_models(psi: Tensors, sigma: Tensors, omega: Tensors, alpha: float, beta:
             for k in psi}
 
 
-def shift(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
-    """π_1: a random translation by up to spec.pad pixels (reflect-padded), no flip."""
-    return random_crop_flip(x, generator, AugmentSpec(flip=False, pad=spec.pad))
+@dataclass(frozen=True)
+class CropFlip:
+    """augment.random_crop_flip under the dataset's spec, its translation or its flip turned off: a
+    `learning.batches.Transform` (its draws, then their application)."""
+    shift: bool = True
+    flip: bool = True
+
+    def spec(self, spec: AugmentSpec) -> AugmentSpec:
+        return AugmentSpec(flip=self.flip and spec.flip, pad=spec.pad if self.shift else 0)
+
+    def draw(self, n: int, source: torch.Generator | CohortDraws, spec: AugmentSpec) -> dict[str, Tensor]:
+        return draw_crop_flip(n, source, self.spec(spec))
+
+    def apply(self, x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor:
+        return apply_crop_flip(x, draws, self.spec(spec))
 
 
-def flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Tensor:
-    """π_2: a random horizontal flip (p = 0.5) where the dataset allows one, else the image itself."""
-    return random_crop_flip(x, generator, AugmentSpec(flip=spec.flip, pad=0))
+PI = CropFlip()                   # π_i of ȳ (Eq. 8): a shift and a flip
+SHIFT = CropFlip(flip=False)      # π_1: a random translation by up to spec.pad pixels (reflect-padded), no flip
+FLIP = CropFlip(shift=False)      # π_2: a random horizontal flip (p = 0.5) where the dataset allows one, else none
 
 
 @dataclass(frozen=True)
@@ -166,14 +179,14 @@ class FedMix(Algorithm):
         model = nets["model"]
         teacher = nets.get("teacher", model)
         with torch.no_grad():        # ȳ over A views (Eq. 8), one forward for all of them
-            views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
+            views = torch.cat([u.transformed(f"pi{i}", PI) for i in range(cfg.fedmix_views)])
             mean_probs = self.target(teacher, views).softmax(1).view(cfg.fedmix_views, n, -1).mean(0)
             confidence, hard = mean_probs.max(1)
             mask = (confidence >= cfg.pseudo_label_threshold).to(mean_probs.dtype)
             target = (sharpen(mean_probs, cfg.sharpen_temperature) if cfg.fedmix_pseudo_label == "sharpen"
                       else F.one_hot(hard, mean_probs.shape[1]).to(mean_probs.dtype))
-        logits = self.ctx.apply(model, torch.cat([u.plain(), u.transformed("shift", shift),
-                                                  u.transformed("flip", flip)]))
+        logits = self.ctx.apply(model, torch.cat([u.plain(), u.transformed("shift", SHIFT),
+                                                  u.transformed("flip", FLIP)]))
         plain, shifted, flipped = logits[:n], logits[n:2 * n], logits[2 * n:]
         pseudo_label = (-(target * plain.log_softmax(1)).sum(1) * mask).mean()
         consistency = (shifted.softmax(1) - flipped.softmax(1)).pow(2).sum(1).mean()

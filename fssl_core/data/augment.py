@@ -7,10 +7,10 @@ no DataLoader, no PIL and no per-sample Python loop, which on small images (28x2
 far more than the model's forward pass. Each sample still gets its own random offsets, flips, factors
 and operations, drawn as tensors of N values.
 
-Every random draw comes from the CPU `torch.Generator` passed in and is moved to the images' device
-before it is applied: the same generator state gives the same draws on every device (a CUDA
-generator's Philox stream differs from the CPU's, and one batched CUDA draw is not the concatenation
-of per-client draws, so draws made on a GPU would tie a run's numbers to its device and trainer).
+Every random draw comes from the CPU `torch.Generator` passed in (a cohort's from each client's own generator's
+words, `streams.CohortDraws`: the same numbers, with the clients as a leading dimension) and is moved to the images'
+device before it is applied: the same generator state gives the same draws on every device (a CUDA generator's Philox
+stream differs from the CPU's, and one batched CUDA draw is not the concatenation of per-client draws).
 
 - `random_crop_flip`: reflect-pad by `spec.pad` and crop back at a random offset (a random
   translation by up to `pad` pixels), then a horizontal flip with p = 0.5 if `spec.flip`.
@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
+
+from .streams import CohortDraws, lead_shape, rand, randint
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -129,7 +131,7 @@ def random_crop_flip(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -
     return apply_crop_flip(x, draw_crop_flip(len(x), generator, spec), spec)
 
 
-def draw_crop_flip(n: int, generator: torch.Generator, spec: AugmentSpec) -> dict[str, Tensor]:
+def draw_crop_flip(n: int, source: torch.Generator | CohortDraws, spec: AugmentSpec) -> dict[str, Tensor]:
     """The random choices of `random_crop_flip` for n samples, in the order it makes them."""
     draws: dict[str, Tensor] = {}
     if n == 0 or (spec.pad == 0 and not spec.flip):
@@ -138,9 +140,9 @@ def draw_crop_flip(n: int, generator: torch.Generator, spec: AugmentSpec) -> dic
         # "offsets" [2, n, 1]: the rows' n draws, then the columns' n, in one call: the CPU generator
         # (mt19937) gives each element of a randint one 32-bit draw, in order, so one call of 2n equals
         # two calls of n (tests/test_augment.py)
-        draws["offsets"] = torch.randint(0, 2 * spec.pad + 1, (2, n, 1), generator=generator)
+        draws["offsets"] = randint(source, 0, 2 * spec.pad + 1, (2, n, 1))
     if spec.flip:
-        draws["flip"] = torch.rand(n, generator=generator) < 0.5
+        draws["flip"] = rand(source, (n,)) < 0.5
     return draws
 
 
@@ -187,15 +189,15 @@ def weak_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec) -> Te
     return apply_weak(x, draw_weak(len(x), x.shape[1], generator, spec), spec)
 
 
-def draw_weak(n: int, channels: int, generator: torch.Generator, spec: AugmentSpec) -> dict[str, Tensor]:
+def draw_weak(n: int, channels: int, source: torch.Generator | CohortDraws, spec: AugmentSpec) -> dict[str, Tensor]:
     """The random choices of `weak_augment` for n samples with `channels` channels, in its order.
     Float draws are float32 whatever the images' dtype (a half-precision batch gets the same)."""
-    draws = draw_crop_flip(n, generator, spec)
+    draws = draw_crop_flip(n, source, spec)
     if n and spec.jitter:
         # the contrast factor's uniform draw u; apply_weak makes it 0.8 + 0.4·u, once for a whole cohort
-        draws["factor_u"] = torch.rand(n, generator=generator)
+        draws["factor_u"] = rand(source, (n,))
         if channels == 3:
-            draws["gray"] = torch.rand(n, generator=generator) < 0.2
+            draws["gray"] = rand(source, (n,)) < 0.2
     return draws
 
 
@@ -446,30 +448,30 @@ def strong_augment(x: Tensor, generator: torch.Generator, spec: AugmentSpec, num
     return apply_strong(x, draws, spec, num_ops)
 
 
-def draw_strong(n: int, size: tuple[int, int], generator: torch.Generator, spec: AugmentSpec, num_ops: int = 2,
-                magnitude: int = 10, cutout: float = 0.5) -> dict[str, Tensor]:
+def draw_strong(n: int, size: tuple[int, int], source: torch.Generator | CohortDraws, spec: AugmentSpec,
+                num_ops: int = 2, magnitude: int = 10, cutout: float = 0.5) -> dict[str, Tensor]:
     """The random choices of `strong_augment` for n samples of `size` (H, W), in the order it makes
     them; none depends on the pixels, so they can all be drawn before any is applied."""
     _check_strong(num_ops, magnitude, cutout)
-    draws = draw_crop_flip(n, generator, spec)
+    draws = draw_crop_flip(n, source, spec)
     if n == 0:
         return draws
     if num_ops:
         # the raw draws only: apply_strong turns them into ops and levels, once for a whole cohort
         shape = (num_ops, n)
-        draws["ops"] = torch.randint(0, len(STRONG_OPS), shape, generator=generator)
-        draws["applied_u"] = torch.rand(shape, generator=generator)      # op applied when < 0.5
+        draws["ops"] = randint(source, 0, len(STRONG_OPS), shape)
+        draws["applied_u"] = rand(source, shape)      # op applied when < 0.5
         if magnitude:
-            draws["mags"] = torch.randint(1, magnitude + 1, shape, generator=generator)
+            draws["mags"] = randint(source, 1, magnitude + 1, shape)
         else:
-            draws["mags"] = torch.zeros(shape, dtype=torch.long)
-        draws["sign_u"] = torch.rand(shape, generator=generator)         # level negative when < 0.5
+            draws["mags"] = torch.zeros((*lead_shape(source), *shape), dtype=torch.long)
+        draws["sign_u"] = rand(source, shape)         # level negative when < 0.5
     h, w = size
     hi, lo = int(cutout * min(h, w)), int(cutout * min(h, w) * 0.5)
     if cutout > 0 and hi > 0:
-        draws["side"] = torch.randint(lo, hi + 1, (n, 1), generator=generator)
-        draws["top"] = torch.randint(0, h, (n, 1), generator=generator)
-        draws["left"] = torch.randint(0, w, (n, 1), generator=generator)
+        draws["side"] = randint(source, lo, hi + 1, (n, 1))
+        draws["top"] = randint(source, 0, h, (n, 1))
+        draws["left"] = randint(source, 0, w, (n, 1))
     return draws
 
 
@@ -491,10 +493,10 @@ def apply_strong(x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec, num_ops
 
 
 # draws whose samples run along their second dimension: draw_strong's per-op [num_ops, n] and the crop's [2, n, 1]
-_SAMPLES_SECOND = ("ops", "applied_u", "mags", "sign_u", "offsets")
+SAMPLES_SECOND = ("ops", "applied_u", "mags", "sign_u", "offsets")
 
 
 def concat_draws(draws: list[dict[str, Tensor]]) -> dict[str, Tensor]:
     """Several batches' draws as one batch's: along the samples (their second dim for the per-op draws
     and the crop offsets)."""
-    return {k: torch.cat([d[k] for d in draws], dim=1 if k in _SAMPLES_SECOND else 0) for k in draws[0]}
+    return {k: torch.cat([d[k] for d in draws], dim=1 if k in SAMPLES_SECOND else 0) for k in draws[0]}

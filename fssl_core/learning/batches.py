@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
+import numpy as np
 import torch
 
 from ..data.augment import AugmentSpec, strong_augment, weak_augment
+from ..data.streams import CohortDraws, CohortStreams, Rows
+
+
+class Transform(Protocol):
+    """An algorithm's own augmentation (`BatchPart.transformed`): its random choices for n samples, drawn from a
+    CPU generator or from a cohort's CohortDraws (augment.py's `draw_*` are such), then their application to
+    images in [0, 1] (augment.py's `apply_*`, over the samples of any number of clients at once)."""
+
+    def draw(self, n: int, source: torch.Generator | CohortDraws, spec: AugmentSpec) -> dict[str, Tensor]: ...
+
+    def apply(self, x: Tensor, draws: dict[str, Tensor], spec: AugmentSpec) -> Tensor: ...
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -79,10 +91,10 @@ class BatchPart:
     def strong(self) -> Tensor:
         return self._view("strong", lambda x: strong_augment(x, self._generator, self.images.augment))
 
-    def transformed(self, name: str, transform: Callable[[Tensor, torch.Generator, AugmentSpec], Tensor]) -> Tensor:
-        """A view of an algorithm's own augmentation `transform(x, generator, spec)` (x in [0, 1]),
-        normalised, computed once per step under `name`."""
-        return self._view(name, lambda x: transform(x, self._generator, self.images.augment))
+    def transformed(self, name: str, transform: Transform) -> Tensor:
+        """A view of an algorithm's own augmentation (x in [0, 1]), normalised, computed once per step under `name`."""
+        spec = self.images.augment
+        return self._view(name, lambda x: transform.apply(x, transform.draw(len(x), self._generator, spec), spec))
 
 
 class LabeledPart(BatchPart):
@@ -187,3 +199,99 @@ def batches(images: TrainImages, view: DataView, plan: Plan, generator: torch.Ge
         pos_l, pos_u = labeled.next(), unlabeled.next()
         yield Batch(LabeledPart(images, view.labeled[pos_l], pos_l, generator),
                     UnlabeledPart(images, view.unlabeled[pos_u], pos_u, generator))
+
+
+class CohortEpochs:
+    """`_EpochStream` for every client of a cohort at once, over one of their sets (labeled or unlabeled): a step's
+    positions of all the clients asked as one tensor. A client's new pass is its own stream's randperm at its
+    cursor, drawn where its _EpochStream would draw it (tests/test_streams.py holds the two to the same positions)."""
+
+    def __init__(self, sets: list[Tensor], batch: list[int], cycle: np.ndarray, streams: CohortStreams):
+        self.n = np.array([int(s.numel()) for s in sets], np.int64)
+        self.batch, self.cycle, self.streams = np.asarray(batch, np.int64), np.asarray(cycle, bool), streams
+        self.at = self.n.copy()          # "at the end of a pass": the first draw starts one
+        longest, device = int(self.n.max(initial=0)), streams.device
+        # on the device, each client's pass and beside it the next, which a chunk running past the pass's end
+        # reads into; and its set's indices, padded
+        self._passes = torch.zeros((len(sets), 2 * longest), dtype=torch.long, device=device)
+        self.indices = torch.zeros((len(sets), longest), dtype=torch.long, device=device)
+        for c, indices in enumerate(sets):
+            self.indices[c, :len(indices)] = indices
+
+    def _draw_passes(self, clients: np.ndarray) -> Tensor | None:
+        """Each client's new pass, drawn from its stream at its cursor; moved to the device in one copy."""
+        if not len(clients):
+            return None
+        return torch.cat([self.streams.randperm(c, int(self.n[c])) for c in clients]).to(self.streams.device)
+
+    def _put(self, clients: np.ndarray, passes: Tensor | None, second: bool) -> None:
+        """Write `_draw_passes`'s passes as the clients' pass (or, `second`, the one beside it)."""
+        if passes is None:
+            return
+        n = self.n[clients]
+        if (n == n[0]).all():        # one length: one write
+            column = int(n[0]) if second else 0
+            self._passes[self.streams.rows(clients).index, column:column + int(n[0])] = passes.view(len(clients), -1)
+            return
+        for c, length, start in zip(clients.tolist(), n.tolist(), (np.cumsum(n) - n).tolist()):
+            column = length if second else 0
+            self._passes[c, column:column + length] = passes[start:start + length]
+
+    def next(self, rows: Rows) -> tuple[Tensor, np.ndarray]:
+        """The step's positions of `rows`' clients ([clients, longest chunk] on the device; a row's first `sizes[i]`
+        are its client's chunk) and the sizes, drawing each client's new passes from its stream in _EpochStream's
+        order: the pass that begins here, then the one a chunk runs into."""
+        clients = rows.clients
+        n, batch, at = self.n[clients], self.batch[clients], self.at[clients]
+        live = (n > 0) & (batch > 0)
+        fresh = live & (at >= n)
+        self._put(clients[fresh], self._draw_passes(clients[fresh]), second=False)
+        at = np.where(fresh, 0, at)
+        wrap = live & self.cycle[clients] & (at + batch > n)
+        head = n - at
+        tail = np.minimum(n, batch - head)
+        sizes = np.where(live, np.where(wrap, head + tail, np.minimum(batch, head)), 0)
+        wrapped = self._draw_passes(clients[wrap])
+        self._put(clients[wrap], wrapped, second=True)
+        longest = int(sizes.max(initial=0))
+        first = int(at[0]) if len(at) else 0
+        if (at == first).all():          # clients in step: the same columns of each row
+            positions = rows.of(self._passes[:, first:first + longest])
+        else:
+            columns = torch.from_numpy(at[:, None] + np.arange(longest)).to(self.streams.device)
+            positions = self._passes[rows.tensor[:, None], columns.clamp_(max=self._passes.shape[1] - 1)]
+        if wrapped is not None:          # the pass run into is now the client's pass
+            positions = positions.clone()
+            self._put(clients[wrap], wrapped, second=False)
+        self.at[clients] = np.where(wrap, tail, at + sizes)
+        return positions, sizes
+
+
+class CohortBatches:
+    """`batches(...)` of a cohort's clients, all at once: each step every active client's labeled and unlabeled
+    chunk sizes (by which the cohort trainer groups them), then a group's indices as [clients, size] tensors."""
+
+    def __init__(self, views: list[DataView], plans: list[Plan], streams: CohortStreams):
+        by_labeled = np.array([plan.epoch_over == "labeled" for plan in plans], bool)
+        self.streams = streams
+        self.labeled = CohortEpochs([v.labeled for v in views], [p.labeled_batch for p in plans], ~by_labeled, streams)
+        self.unlabeled = CohortEpochs([v.unlabeled for v in views], [p.unlabeled_batch for p in plans], by_labeled,
+                                      streams)
+
+    def next(self, clients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Step `clients` (ascending) on; their labeled and unlabeled chunk sizes."""
+        self._clients = clients
+        rows = self.streams.rows(clients)
+        self._labeled, labeled = self.labeled.next(rows)          # a client's labeled passes are drawn first
+        self._unlabeled, unlabeled = self.unlabeled.next(rows)
+        self._sizes = labeled, unlabeled
+        return labeled, unlabeled
+
+    def indices(self, members: Rows) -> tuple[Tensor, Tensor]:
+        """The step's labeled and unlabeled indices into the training set of `members` (of one pair of chunk
+        sizes), [members, size] each."""
+        at = np.searchsorted(self._clients, members.clients)      # their rows among the step's clients
+        rows = self.streams.rows(at)
+        return tuple(members.of(part.indices).gather(1, rows.of(positions)[:, :int(sizes[at[0]])])
+                     for part, positions, sizes in ((self.labeled, self._labeled, self._sizes[0]),
+                                                    (self.unlabeled, self._unlabeled, self._sizes[1])))

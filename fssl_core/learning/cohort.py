@@ -7,28 +7,28 @@ ten clients' weights becomes one grouped convolution, models/grouped.py); one au
 summed losses gives each client its own gradient; SGD acts on the stacked tensors, per client.
 
 Exactness, and how it is kept:
-- Each client draws its batches from its own `batches(...)` stream and generator, as sequentially.
-- Inside the vmapped loss a batch part's views (plain, weak, strong, ...) are made for all clients
-  at once: each client's random choices drawn from its own generator in the order the loss asks for
-  them, then one augmentation call per kind over every client's images (`Batch.views` asks for
-  several at once, so FedSiam's four weak views are one call), stacked and picked by the vmapped
-  client id; vmap runs with randomness="same", under which an unbatched random op draws from its
-  generator exactly as outside vmap. Dropout masks are drawn the same way, from each client's
-  generator (models/dropout.py).
+- Every draw of a client comes from its own (seed, round, client) stream, in the order the sequential
+  trainer makes it, but each draw is made for all the clients of a step at once, as tensors on the device
+  (data/streams.py: each client's stream as words, a cursor each): the index streams of all clients
+  (`CohortBatches`, the passes of `batches(...)`), then, inside the vmapped loss, a batch part's views
+  (plain, weak, strong, an algorithm's own transform): every client's random choices from its own words
+  in the order the loss asks for them, then one augmentation call per kind over every client's images
+  (`Batch.views` asks for several at once, so FedSiam's four weak views are one call), stacked and picked
+  by the vmapped client id. Dropout masks are drawn the same way (models/dropout.py).
 - Clients with unequal sizes: at each step the active clients are grouped by (labeled batch,
   unlabeled batch, steps this round); a group smaller than the cohort gathers its clients' tensors
   and scatters the update back. A client that has finished takes no step. The stacked momentum starts
   at zero, and m·0 + d = d exactly.
 
-An algorithm opts in with `cohort = True` when its loss and `after_step` are functions of tensors
-and batch views only: no draws of its own from `part.generator` (mixup partners, ...), no
-per-party tensors indexed by `part.pos`, no data-dependent Python control flow on tensor values.
+An algorithm opts in with `cohort = True` when its loss and `after_step` are functions of tensors and
+batch views only (its own augmentation a `batches.Transform`): no draws of its own from `part.generator`
+(mixup partners, ...), no per-party tensors indexed by `part.pos`, no data-dependent Python control flow.
 """
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
 
+import numpy as np
 import torch
 from torch import Tensor
 # torch._C._functorch is private: no stability promise. A torch release that moves it fails this import,
@@ -36,8 +36,9 @@ from torch import Tensor
 from torch._C._functorch import _add_batch_dim, maybe_current_level
 from torch.func import vmap
 
-from .batches import Batch, BatchPart, DataView, Plan, TrainImages, batches, check_view_requests
-from ..data.augment import apply_strong, apply_weak, concat_draws, draw_strong, draw_weak
+from .batches import Batch, CohortBatches, DataView, Plan, TrainImages, Transform, check_view_requests
+from ..data.augment import SAMPLES_SECOND, apply_strong, apply_weak, concat_draws, draw_strong, draw_weak
+from ..data.streams import CohortDraws, CohortStreams
 from ..models.dropout import cohort_stream
 from ..models.grouped import grouped
 from .training import SGD, AfterStepFn, LossFn, Nets, Step, parameter_names, step_means
@@ -46,22 +47,23 @@ from .training import SGD, AfterStepFn, LossFn, Nets, Step, parameter_names, ste
 _KIND = {"plain": "plain", "weak": "weak", "weak2": "weak", "strong": "strong"}
 
 
-class _CohortPart:
-    """One part (labeled or unlabeled) of a group's step, as the vmapped loss sees it: per-client
-    batch parts whose views are computed for all clients at once and stacked, each client seeing its
-    own row."""
+def clients_as_samples(draws: dict[str, Tensor]) -> dict[str, Tensor]:
+    """A group's draws ([clients, ...] each, CohortDraws) as one batch's: the clients' samples one after the
+    other, as augment.concat_draws lays the clients' own draws."""
+    return {k: v.movedim(0, 1).flatten(1, 2) if k in SAMPLES_SECOND else v.flatten(0, 1) for k, v in draws.items()}
 
-    def __init__(self, parts: list[BatchPart]):
-        self._parts = parts
+
+class _CohortPart:
+    """One part (labeled or unlabeled) of a group's step, as the vmapped loss sees it: the group's indices
+    [clients, n] and its clients' draws, views computed for all clients at once and stacked, each client
+    seeing its own row."""
+
+    def __init__(self, images: TrainImages, idx: Tensor, draws: CohortDraws):
+        self.images, self.idx, self.draws = images, idx, draws
         self._stacked: dict[str, Tensor] = {}
 
     def __len__(self) -> int:
-        return len(self._parts[0])
-
-    def _pick(self, name: str, make: Callable[[BatchPart], Tensor]) -> Tensor:
-        if name not in self._stacked:
-            self._stacked[name] = torch.stack([make(p) for p in self._parts])
-        return self._picked(name)
+        return int(self.idx.shape[1])
 
     def _picked(self, name: str) -> Tensor:
         """Each vmapped client's row of a stacked view: the stacked tensor handed into vmap as batched
@@ -84,14 +86,23 @@ class _CohortPart:
     def strong(self) -> Tensor:
         return self._view("strong")
 
-    def transformed(self, name: str, transform) -> Tensor:
-        return self._pick(f"t:{name}", lambda p: p.transformed(name, transform))
+    def transformed(self, name: str, transform: Transform) -> Tensor:
+        return self._picked(self._transform(name, transform))
+
+    def _transform(self, name: str, transform: Transform) -> str:
+        """Make the group's view of `transform` (each client's draws from its own stream, one application over
+        all the group's images) once under `name`; its key."""
+        key, spec = f"t:{name}", self.images.augment
+        if key not in self._stacked:
+            draws = clients_as_samples(transform.draw(len(self), self.draws, spec))
+            x = self.images.normalize(transform.apply(self.images.x[self.idx.flatten()], draws, spec))
+            self._stacked[key] = x.view(*self.idx.shape, *x.shape[1:])
+        return key
 
     def _labels(self, name: str) -> Tensor:
         """The group's labels [clients, n] in one gather (what each part's `y` or `hidden_labels` reads)."""
         if name not in self._stacked:
-            y = self._parts[0].images.y
-            self._stacked[name] = y[torch.cat([p.idx for p in self._parts])].view(len(self._parts), len(self))
+            self._stacked[name] = self.images.y[self.idx]
         return self._picked(name)
 
     @property
@@ -122,7 +133,7 @@ class _CohortBatch(Batch):
 
 def _make_views(requests: list[tuple[_CohortPart, str]]) -> None:
     """Make the requested views (plain, weak, weak2, strong) of a group's parts, for all its clients
-    at once: each client's random choices are drawn from its own generator, request after request
+    at once: each client's random choices are drawn from its own stream, request after request
     in the order given (as `BatchPart` would draw them asked one after the other), then every view
     of one kind is made in one call over all the group's images."""
     todo: list[tuple[_CohortPart, str]] = []
@@ -131,23 +142,23 @@ def _make_views(requests: list[tuple[_CohortPart, str]]) -> None:
             todo.append((part, name))
     if not todo:
         return
-    images = todo[0][0]._parts[0].images
+    images = todo[0][0].images
     idx: dict[str, list[Tensor]] = {}
     draws: dict[str, list[dict[str, Tensor]]] = {}
     made: dict[str, list[tuple[_CohortPart, str]]] = {}
     for part, name in todo:
         kind = _KIND[name]
         if not len(part):          # nothing to draw (as BatchPart's: no sample, no draw)
-            part._stacked[name] = images.normalize(images.x[:0]).unsqueeze(0).expand(len(part._parts), -1, -1, -1, -1)
+            part._stacked[name] = images.normalize(images.x[:0]).unsqueeze(0).expand(len(part.draws), -1, -1, -1, -1)
             continue
         made.setdefault(kind, []).append((part, name))
-        idx.setdefault(kind, []).extend(p.idx for p in part._parts)
+        idx.setdefault(kind, []).append(part.idx.flatten())
         if kind == "weak":
-            draws.setdefault(kind, []).extend(draw_weak(len(p), images.x.shape[1], p.generator, images.augment)
-                                              for p in part._parts)
+            draws.setdefault(kind, []).append(clients_as_samples(
+                draw_weak(len(part), images.x.shape[1], part.draws, images.augment)))
         elif kind == "strong":
-            draws.setdefault(kind, []).extend(draw_strong(len(p), images.x.shape[2:], p.generator, images.augment)
-                                              for p in part._parts)
+            draws.setdefault(kind, []).append(clients_as_samples(
+                draw_strong(len(part), images.x.shape[2:], part.draws, images.augment)))
     for kind, parts in made.items():
         x = images.x[torch.cat(idx[kind])]
         if kind == "weak":
@@ -157,8 +168,8 @@ def _make_views(requests: list[tuple[_CohortPart, str]]) -> None:
         x = images.normalize(x)
         start = 0
         for part, name in parts:      # rows: request by request, client by client
-            rows = len(part._parts) * len(part)
-            part._stacked[name] = x[start:start + rows].view(len(part._parts), len(part), *x.shape[1:])
+            rows = part.idx.numel()
+            part._stacked[name] = x[start:start + rows].view(*part.idx.shape, *x.shape[1:])
             start += rows
 
 
@@ -201,8 +212,9 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     names = {role: parameter_names(nets[role], param_names) for role in trainable}
     keys = [(role, k) for role in trainable for k in names[role]]     # the trained tensors, in one order
     velocity = [torch.zeros_like(nets[role][k]) for role, k in keys] if optimizer.momentum else None
-    steps = [plan.steps(view) for plan, view in zip(plans, views)]
-    streams = [batches(images, view, plan, g) for view, plan, g in zip(views, plans, generators)]
+    steps = np.array([plan.steps(view) for plan, view in zip(plans, views)], np.int64)
+    streams = CohortStreams(generators, device)
+    walk = CohortBatches(views, plans, streams)
     # each statistic's running total over the steps, all clients in one tensor (a client's entry adds
     # its steps' values in order, as `accumulate` does per client); -0.0 + v = v for every float v,
     # so a total starting there equals one starting at the first value, bit for bit
@@ -211,11 +223,13 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
     participations = participations or [1] * count
     owners = owners or [0] * count
 
-    for i in range(max(steps, default=0)):
-        active = [c for c in range(count) if i < steps[c]]
-        drawn = {c: next(streams[c]) for c in active}
-        groups = run_groups(active, [(len(drawn[c].labeled), len(drawn[c].unlabeled), steps[c]) if c in drawn
-                                     else None for c in range(count)], owners)
+    for i in range(int(steps.max(initial=0))):
+        active = np.flatnonzero(steps > i)
+        labeled, unlabeled = walk.next(active)
+        shapes: list = [None] * count
+        for c, n_l, n_u in zip(active.tolist(), labeled.tolist(), unlabeled.tolist()):
+            shapes[c] = (n_l, n_u, int(steps[c]))
+        groups = run_groups(active.tolist(), shapes, owners)
         for (_, _, local_steps, _), members in groups.items():
             # one clock for the group when its clients share it (the sequential trainer's int), else
             # a tensor: one value per client outside vmap, each client's own inside
@@ -225,20 +239,22 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
             step = Step(round=round, local_step=i, local_steps=local_steps,
                         participation=clocks[0] if shared else clock)
             whole = len(members) == count
-            index = None if whole else torch.tensor(members, device=device)
+            draws = CohortDraws(streams, streams.rows(np.array(members, np.int64)))
+            index = None if whole else draws.rows.tensor          # on the device once for each set of clients
             sub = nets if whole else {role: {k: v.index_select(0, index) for k, v in t.items()} for role, t in nets.items()}
             # the loss's arguments: trained tensors (leaves of autograd), the trained roles' buffers, other roles
             train_tensors = {role: {k: sub[role][k].requires_grad_() for k in names[role]} for role in trainable}
             buffers = {role: {k: v for k, v in sub[role].items() if k not in names[role]} for role in trainable}
             others = {role: t for role, t in sub.items() if role not in trainable}
-            parts_l = [drawn[c].labeled for c in members]
-            parts_u = [drawn[c].unlabeled for c in members]
+            idx_l, idx_u = walk.indices(draws.rows)
 
-            def per_client(train_c, buffers_c, others_c, ids, clock_c, step=step, shared=shared):
+            def per_client(train_c, buffers_c, others_c, ids, clock_c, step=step, shared=shared, draws=draws,
+                           idx_l=idx_l, idx_u=idx_u):
                 nets_c = {**others_c, **{role: {**buffers_c[role], **train_c[role]} for role in trainable}}
                 step_c = step if shared else replace(step, participation=clock_c)
-                with cohort_stream([generators[c] for c in members], ids):
-                    loss, stats = loss_fn(nets_c, _CohortBatch(_CohortPart(parts_l), _CohortPart(parts_u)), step_c)
+                with cohort_stream(draws, ids):
+                    batch = _CohortBatch(_CohortPart(images, idx_l, draws), _CohortPart(images, idx_u, draws))
+                    loss, stats = loss_fn(nets_c, batch, step_c)
                 return loss, {k: v.detach() for k, v in stats.items()}
 
             ids = torch.arange(len(members), device=device)
@@ -272,5 +288,6 @@ def train_cohort(nets: Nets, trainable: tuple[str, ...], param_names: frozenset[
                 else:
                     total.index_add_(0, index, value)
                 reported.setdefault(name, set()).update(members)
-    return [step_means({name: total[c] for name, total in totals.items() if c in reported[name]}, steps[c], round)
+    streams.finish()
+    return [step_means({name: total[c] for name, total in totals.items() if c in reported[name]}, int(steps[c]), round)
             for c in range(count)]

@@ -5,8 +5,8 @@ the cohort trainer's `vmap(randomness="same")` every client of a step would get 
 global generator is not in a checkpoint, so a resumed run would draw other masks than an
 uninterrupted one. Here the trainers install the party's generator (the engine's (seed, round,
 party) stream, which also draws its batches and augmentations) around each loss call:
-`train_party` one generator, `train_cohort` its clients' generators and the vmapped client id, and
-each client's mask is drawn from its own generator in the order the sequential trainer draws it.
+`train_party` one generator, `train_cohort` its group's streams (data/streams.CohortDraws) and the vmapped
+client id, and each client's mask is drawn from its own stream in the order the sequential trainer draws it.
 So the cohort equals the sequential trainer, and a resumed run an uninterrupted one.
 
 Outside a trainer (e.g. a train-mode pass an algorithm makes on its own) the global generator is
@@ -20,6 +20,8 @@ from typing import Iterator
 
 import torch
 from torch import Tensor, nn
+
+from ..data.streams import CohortDraws
 
 _STREAM: contextvars.ContextVar = contextvars.ContextVar("party_stream", default=None)
 
@@ -35,14 +37,14 @@ class _Party:
 
 
 class _Cohort:
-    """Every client's mask drawn from its own generator, stacked, and picked by the vmapped id."""
+    """Every client's mask drawn from its own stream, all at once, and picked by the vmapped id."""
 
-    def __init__(self, generators: list[torch.Generator], ids: Tensor):
-        self.parties, self.ids = [_Party(g) for g in generators], ids
+    def __init__(self, draws: CohortDraws, ids: Tensor):
+        self.draws, self.ids = draws, ids
 
     def all_masks(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
         """Every client's mask of one client's `shape`, stacked in the cohort's order."""
-        return torch.stack([p.keep(shape, keep_prob, like) for p in self.parties])
+        return self.draws.bernoulli(tuple(shape), keep_prob, like.dtype).to(like.device)
 
     def keep(self, shape: torch.Size, keep_prob: float, like: Tensor) -> Tensor:
         return self.all_masks(shape, keep_prob, like).index_select(0, self.ids.unsqueeze(0)).squeeze(0)
@@ -59,9 +61,9 @@ def party_stream(generator: torch.Generator) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def cohort_stream(generators: list[torch.Generator], ids: Tensor) -> Iterator[None]:
-    """Inside a vmapped loss over clients `ids`: each client's masks come from its own generator."""
-    token = _STREAM.set(_Cohort(generators, ids))
+def cohort_stream(draws: CohortDraws, ids: Tensor) -> Iterator[None]:
+    """Inside a vmapped loss over clients `ids`: each client's masks come from its own stream."""
+    token = _STREAM.set(_Cohort(draws, ids))
     try:
         yield
     finally:
@@ -75,9 +77,9 @@ def client_keep_masks(count: int, shape: tuple[int, ...], p: float, like: Tensor
     grouped cohort step equals the sequential trainer's)."""
     stream, keep_prob = _STREAM.get(), 1.0 - p
     if isinstance(stream, _Cohort):
-        if len(stream.parties) != count:
+        if len(stream.draws) != count:
             raise RuntimeError(f"client_keep_masks: count={count} clients, but the cohort stream holds "
-                               f"{len(stream.parties)} generators")
+                               f"{len(stream.draws)} clients' streams")
         return stream.all_masks(shape, keep_prob, like)
     if isinstance(stream, _Party):
         if count != 1:

@@ -5,7 +5,9 @@
                unless given), about 2½ minutes on one core of a 2-core x86 CPU;
   cases=all    every case in CASES, rounds=3 unless given (the speed page's table; tens of minutes or more on CPU);
   cases=a,b    the cases named, rounds=3 unless given;
-  cases=runs_per_hour  runs per hour of FedSiam-D: solo processes, batches of runs, both mixed (perf/bench_batches.py).
+  cases=runs_per_hour  runs per hour of FedSiam-D: solo processes, batches of runs, both mixed (perf/bench_batches.py);
+  cases=host_draws  host µs per client-step of a cohort round's draws, client by client against all at once
+               (perf/bench_draws.py).
 
 It compares, in one process on one machine, (a) `loop`: the loop the FSSL papers' code uses (a torchvision
 dataset with per-sample transforms, a DataLoader per client, a model copy and torch.optim.SGD); (b) `seq`:
@@ -389,6 +391,15 @@ def main(pairs: dict[str, str]) -> None:
     if pairs.get("cases") == "runs_per_hour":      # many runs at once: its own options (perf/bench_batches.py)
         from .bench_batches import main as runs_per_hour
         runs_per_hour(pairs)
+        return
+    if pairs.get("cases") == "host_draws":         # host µs per client-step of a round's draws (perf/bench_draws.py)
+        from .bench_draws import main as host_draws
+        from ..store import atomic_write_text
+        load_before = os.getloadavg()[0]
+        rows, options = host_draws(pairs)
+        if "out" in pairs:
+            found = record(rows, pairs.get("device", "cpu"), options, load_before, os.getloadavg()[0])
+            atomic_write_text(Path(pairs["out"]), json.dumps(found, indent=1, sort_keys=True) + "\n")
         return
     unknown = set(pairs) - {"device", "rounds", "cases", "table", "readme"}
     if unknown:

@@ -25,8 +25,8 @@ from pathlib import Path
 import torch
 
 from fssl_core.algorithms.base import clone
+from fssl_core.algorithms.fedmix import PI
 from fssl_core.config import ConfigError
-from fssl_core.data.augment import random_crop_flip
 from fssl_core.engine.federation import Federation
 from fssl_core.papers.fedmix.cells import METHODS, STREAMING, paper_config
 from fssl_core.profiles import get_profile
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     def loss(nets, batch, step):
         u = batch.unlabeled
         n = len(u)
-        views = torch.cat([u.transformed(f"pi{i}", random_crop_flip) for i in range(cfg.fedmix_views)])
+        views = torch.cat([u.transformed(f"pi{i}", PI) for i in range(cfg.fedmix_views)])
         psi, omega = nets["model"], current["omega"]
         mixed = {**psi, **{k: omega[k] for k in _bn_buffers(psi)}}
         row = {"round": step.round, "client": current["client"], "step": current["step"], "top_share": current["top_share"]}
