@@ -1,11 +1,10 @@
 """Weak and strong image augmentation, batched on the device with per-sample randomness.
 
 The training images already live on the run's device as one float tensor in [0, 1] (not yet
-normalised; see `datasets.py`), and a step's batch is drawn from it by index (`learning/batches.py`). Augmenting
-that batch where it lies, in a handful of tensor operations, keeps the images off the host: there is
-no DataLoader, no PIL and no per-sample Python loop, which on small images (28x28, 32x32) would cost
-far more than the model's forward pass. Each sample still gets its own random offsets, flips, factors
-and operations, drawn as tensors of N values.
+normalised; see `datasets.py`), and a step's batch is drawn from it by index (`learning/batches.py`). Augmented
+where it lies, in a few tensor operations, it never goes to the host: no DataLoader, PIL or per-sample loop, which
+on 28x28 and 32x32 images would cost far more than the forward pass. Each sample gets its own offsets, flips,
+factors and operations, drawn as tensors of N values.
 
 Every random draw comes from the CPU `torch.Generator` passed in (a cohort's from each client's own generator's
 words, `streams.CohortDraws`: the same numbers, with the clients as a leading dimension) and is moved to the images'
@@ -32,7 +31,6 @@ import torch
 import torch.nn.functional as F
 
 from .streams import CohortDraws, lead_shape, rand, randint
-
 if TYPE_CHECKING:
     from torch import Tensor
 
