@@ -52,7 +52,16 @@ def notebook_output_root() -> Path:
 
 def results_dir(profile: str, notebook: bool = False) -> Path:
     """The results folder for `profile`; `notebook`: the one a notebook writes its table into."""
-    base = (notebook_output_root() if notebook else _output_root()) / "results"
+    return _results_under(notebook_output_root() if notebook else _output_root(), profile)
+
+
+def published_results_dir(profile: str) -> Path:
+    """The results folder for `profile` as published, even inside a notebook the main job stages."""
+    return _results_under(project_root(), profile)
+
+
+def _results_under(root: Path, profile: str) -> Path:
+    base = root / "results"
     return base / profile if profile in SEPARATE_PROFILES else base
 
 

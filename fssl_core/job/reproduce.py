@@ -62,16 +62,20 @@ def notebooks(only: str | None = None, profile: str = "quick") -> list[Path]:
 
 def notebook_seconds(profile: str) -> dict[str, float]:
     """Each notebook's last measured execution (results/notebook_seconds.json; record_seconds writes it)."""
-    path = results_dir(profile) / "notebook_seconds.json"
+    path = _seconds_file(profile)
     return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _seconds_file(profile: str) -> Path:
+    return results_dir(profile) / "notebook_seconds.json"
 
 
 def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
     """Each notebook's last measured run time, kept in results/notebook_seconds.json so that a
     reproduction of some notebooks (`--only`) keeps the others' times in the report."""
-    path = results_dir(profile) / "notebook_seconds.json"
+    path = _seconds_file(profile)
     with exclusive(path.with_name(".notebook_seconds.lock")):     # two jobs must not lose each other's times
-        known = json.loads(path.read_text()) if path.exists() else {}
+        known = notebook_seconds(profile)
         known.update({name: round(value, 1) for name, value in seconds.items()})
         atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
     return known

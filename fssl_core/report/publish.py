@@ -25,7 +25,7 @@ from typing import Callable
 
 import pandas as pd
 
-from ..paths import SEPARATE_PROFILES, project_root, results_dir
+from ..paths import project_root, published_results_dir, results_dir
 from .tables import COLUMNS, KEY, NOT_RECORDED, read_results
 from ..store import RunStore, atomic_write_text, exclusive
 
@@ -202,8 +202,7 @@ def as_published(frame: pd.DataFrame, notebook: str, profile: str) -> pd.DataFra
     """`frame`'s rows (a notebook's results at `profile`) as they will stand once published over
     results/<notebook>.csv: a published row of more runs stays, one the notebook did not measure too; the rows of
     `profile` only. A figure drawn from these shows the table beside it, not only what this run measured."""
-    # the published table, not the staging folder a notebook under `reproduce` writes into
-    csv = project_root() / "results" / (profile if profile in SEPARATE_PROFILES else "") / f"{notebook}.csv"
+    csv = published_results_dir(profile) / f"{notebook}.csv"     # not the staging folder the notebook writes into
     measured = frame[frame.status != NOT_RECORDED]
     if not csv.exists():
         return measured.reset_index(drop=True)
