@@ -22,7 +22,8 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from .algorithms import ALGORITHMS, algorithm_settings, ignored_settings
 from .algorithms import config_rules as algorithm_rules
@@ -81,8 +82,22 @@ def field_types() -> dict[str, type]:
     return {name: s.kind for name, s in declared().items()}
 
 
-def defaults() -> dict[str, Any]:
-    return {name: s.default for name, s in declared().items()}
+def defaults() -> Mapping[str, Any]:
+    """Every field's default (read-only: one table per state of the registries, read by every run id)."""
+    return _defaults(_registries())
+
+
+@functools.lru_cache(maxsize=8)
+def _defaults(registries: tuple) -> Mapping[str, Any]:
+    return MappingProxyType({name: s.default for name, s in declared().items()})
+
+
+@functools.lru_cache(maxsize=8)
+def _checked_defaults(registries: tuple) -> dict[str, Any]:
+    """Each field's default as validation holds it: a value equal to its default, of its type, is valid as the
+    default is (every construction checks the defaults), so validation checks only the fields given otherwise."""
+    rules = field_rules()
+    return {name: checked(name, s.default, s.kind, rules.get(name)) for name, s in declared().items()}
 
 
 def field_rules() -> dict[str, Any]:
@@ -231,7 +246,8 @@ class RunConfig(SharedFields):
     @property
     def identity_hash(self) -> str:
         """The run's identity in full (sha256, 64 hex digits; `run_id` is its first 16): what a
-        stored file's `config_hash` must equal to belong to this run (store/integrity.py)."""
+        stored file's `config_hash` must equal to belong to this run (store/integrity.py). Computed once per
+        state of the registries (a config is frozen; the revisions it hashes are the registries')."""
         algorithm, partition = ALGORITHMS[self.algorithm], PARTITIONS[self.partition]
         initial = defaults()
         identity = {k: v for k, v in self.fields_read().items() if k not in NOT_IN_IDENTITY and v != initial[k]}
@@ -265,10 +281,14 @@ def _refuse_flower_object(partition: Any) -> None:
 
 
 def _validate(cfg: RunConfig) -> None:
-    rules = field_rules()
+    rules, as_default = field_rules(), _checked_defaults(_registries())
     settings = cfg.__dict__["_settings"]
     for name, field in declared().items():
-        value = checked(name, getattr(cfg, name), field.kind, rules.get(name))
+        value = getattr(cfg, name)
+        if type(value) is type(field.default) and value == field.default:
+            value = as_default[name]
+        else:
+            value = checked(name, value, field.kind, rules.get(name))
         if name in settings:
             settings[name] = value
         else:

@@ -393,6 +393,8 @@ def test_a_dry_run_plans_without_running_torch(argv):
     said, imported, chain = _executed(argv, timeout=600)
     assert "fssl_core.run_config" in imported and ("[plan]" in said or "[until-decided]" in said), said[-2000:]
     assert not chain, f"torch ran, imported by: {' <- '.join(chain)}"
+    if "--until-decided" not in argv:     # the rule's looks compute their boundaries (scipy); a plan computes no test
+        assert not {"scipy.stats", "matplotlib.pyplot"} & imported     # nor draws a figure
 
 
 def test_a_run_imports_torchvision_only_to_read_files():

@@ -104,6 +104,29 @@ def test_the_headline_plan_is_each_papers_headline_cells_at_quick(tmp_path, monk
     assert all(job.estimate_source[c.run_id] == "reference" for c in job.pending)   # from results/*.csv
 
 
+def test_a_dry_plan_proves_stored_runs_by_their_digests_without_opening_a_checkpoint(tmp_path, monkeypatch):
+    """A dry run's plan serves nothing, so it proves a stored run by its files' digests and its checkpoint's sha256
+    without unpickling the checkpoint (torch.load: the import a dry run avoids); a checkpoint whose bytes changed
+    still disagrees, so its run is planned again; a plan that serves opens it."""
+    from fssl_core.store import integrity
+    monkeypatch.delenv("FSSL_PROFILE")
+    store = RunStore(tmp_path)
+    job = plan_job(notebooks(profile="headline"), {"profile": "headline", "device": "cpu"}, store, download=False)
+    kept, altered = job.pending[:2]
+    for cfg in (kept, altered):
+        fake_finished_run(store, cfg, [row(r, 50.0) for r in range(1, cfg.rounds + 1)])
+    with open(store.dir(altered) / "checkpoint.pt", "ab") as f:
+        f.write(b"\0")
+    opened, read = [], integrity.read_checkpoint
+    monkeypatch.setattr(integrity, "read_checkpoint", lambda path, *a, **k: opened.append(path) or read(path, *a, **k))
+    dry = plan_job(notebooks(profile="headline"), {"profile": "headline", "device": "cpu"}, store, download=False,
+                   open_checkpoints=False)
+    assert opened == [] and [c.run_id for c in dry.stored] == [kept.run_id]
+    assert altered.run_id in {c.run_id for c in dry.pending}
+    plan_job(notebooks(profile="headline"), {"profile": "headline", "device": "cpu"}, store, download=False)
+    assert opened == [store.dir(kept) / "checkpoint.pt"]
+
+
 def _reproduce_in_isolation(tmp_path, monkeypatch):
     """reproduce's module with a throw-away run store, its environment exports undone after the test, and
     notebook execution and publishing forbidden."""

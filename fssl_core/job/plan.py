@@ -138,10 +138,11 @@ def _collect(values: Iterable[Any], kind: type, depth: int = 3):
 
 
 def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunStore,
-             download: bool | None = None) -> JobPlan:
+             download: bool | None = None, open_checkpoints: bool = True) -> JobPlan:
     """The job's plan for `parameters` (which name the profile and device). A data set missing here is downloaded
     where `download` allows (default: unless FSSL_OFFLINE=1), once, before any worker starts; a dry run's plan
-    passes False (it writes nothing) and names the set needs-data."""
+    passes False (it writes nothing) and names the set needs-data. `open_checkpoints=False` (a dry run, which serves
+    nothing) proves each stored run by its files' digests without opening its checkpoint (RunStore.load: no torch)."""
     plans = [plan_notebook(p, parameters) for p in notebook_paths]
     pending, stored, needs_data, seen = [], [], {}, set()
     for plan in plans:
@@ -151,7 +152,7 @@ def plan_job(notebook_paths: list[Path], parameters: dict[str, Any], store: RunS
             seen.add(cfg.run_id)
             if unavailable_reason(cfg.dataset, download):
                 needs_data[cfg.dataset] = needs_data.get(cfg.dataset, 0) + 1
-            elif store.load(cfg) is None:
+            elif store.load(cfg, open_checkpoint=open_checkpoints) is None:
                 pending.append(cfg)
             else:
                 stored.append(cfg)

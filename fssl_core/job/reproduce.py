@@ -180,7 +180,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
     store = RunStore()
     print(f"[reproduce] profile={profile} (from {source}) device={device} data={os.environ['FSSL_DATA']} "
           f"runs={store.root}", flush=True)
-    job = plan_job(selected, injected, store, download=False if dry_run else None)
+    job = plan_job(selected, injected, store, download=False if dry_run else None, open_checkpoints=not dry_run)
     if parameters:           # a narrowing that leaves a notebook nothing to reproduce is a mistake, not a result
         for nb, plan in zip(selected, job.notebooks):
             if not plan.cells:

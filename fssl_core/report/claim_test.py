@@ -22,8 +22,6 @@ import math
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from scipy.optimize import brentq
-from scipy.stats import t as student_t
 
 MIN_SEEDS = 3                 # a claim is tested only from this many seeds a side
 ALPHA = 0.05                  # two-sided
@@ -100,7 +98,8 @@ class Interval:
             inside = self.difference > target if upper is None else target <= self.difference <= upper
             return 0.0 if inside else 1.0
         if upper is None:
-            return float(min(1.0, 2 * student_t.sf(abs(self.difference - target) / se, self.df)))
+            return float(min(1.0, 2 * _student_t().sf(abs(self.difference - target) / se, self.df)))
+        student_t = _student_t()
         return float(max(student_t.sf((self.difference - target) / se, self.df),
                          student_t.sf((upper - self.difference) / se, self.df)))
 
@@ -216,11 +215,18 @@ def printed(row) -> float:
     return math.nan if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
+def _student_t():
+    """scipy's Student t, imported where a test is computed: a plan (`reproduce --dry-run`) reads this module's
+    verdict names through report.tables, and scipy.stats takes over half a second to import."""
+    from scipy.stats import t
+    return t
+
+
 def t_quantile(df: float, p: float = 1 - ALPHA / 2) -> float:
     """Student's t quantile at `df` degrees of freedom (df = ∞: the normal's)."""
     if df <= 0 or math.isnan(df):
         raise ValueError(f"t_quantile df={df}: must be > 0")
-    return float(student_t.ppf(p, df))
+    return float(_student_t().ppf(p, df))
 
 
 def welch_power(delta: float, sds: tuple[float, float], n: tuple[int, int], alpha: float = ALPHA,
@@ -240,12 +246,13 @@ def welch_power(delta: float, sds: tuple[float, float], n: tuple[int, int], alph
     v2 = s2 ** 2 * chi2.ppf(probs, n2 - 1)[None, :] / (n2 - 1) / n2
     se = np.sqrt(v1 + v2)
     df = (v1 + v2) ** 2 / (v1 ** 2 / (n1 - 1) + v2 ** 2 / (n2 - 1))
-    critical = student_t.ppf(1 - alpha / 2, df) * se
+    critical = _student_t().ppf(1 - alpha / 2, df) * se
     return float(np.mean(norm.cdf((delta - critical) / sigma_d) + norm.cdf((-delta - critical) / sigma_d)))
 
 
 def exact_detectable(sds: tuple[float, float], n: tuple[int, int], alpha: float = ALPHA, power: float = POWER) -> float:
     """The δ at which welch_power reaches `power` (brentq between 0 and a bracket that surely passes it)."""
+    from scipy.optimize import brentq     # scipy where a test is computed, as _student_t's
     sigma_d = math.sqrt(sds[0] ** 2 / n[0] + sds[1] ** 2 / n[1])
     high = sigma_d * 40
     return float(brentq(lambda delta: welch_power(delta, sds, n, alpha) - power, 0.0, high, xtol=1e-6 * sigma_d))

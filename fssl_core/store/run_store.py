@@ -60,19 +60,20 @@ class RunStore:
     def dir(self, cfg: RunConfig) -> Path:
         return self.root / cfg.run_id
 
-    def load(self, cfg: RunConfig) -> RunResult | None:
+    def load(self, cfg: RunConfig, open_checkpoint: bool = True) -> RunResult | None:
         """The finished run of `cfg`; None when it has not finished, or when its files do not prove
-        it (named in a DamagedRun warning; `execute` repairs such a run)."""
+        it (named in a DamagedRun warning; `execute` repairs such a run). `open_checkpoint`: as
+        integrity.prove_finished's (False for a plan that serves nothing)."""
         try:
-            return self._proven(cfg)
+            return self._proven(cfg, open_checkpoint)
         except Damage as err:
             warnings.warn(f"{err}: not served as finished (trainer.train repairs it)", DamagedRun, stacklevel=2)
             return None
 
-    def _proven(self, cfg: RunConfig) -> RunResult | None:
+    def _proven(self, cfg: RunConfig, open_checkpoint: bool = True) -> RunResult | None:
         """The finished run of `cfg` if its files prove it (integrity.prove_finished); None if there is
         no result.json; else raises Damage naming the first file that disagrees."""
-        proven = prove_finished(self.dir(cfg), cfg)
+        proven = prove_finished(self.dir(cfg), cfg, open_checkpoint)
         return None if proven is None else RunResult(cfg, *proven)
 
     def has_final_state(self, cfg: RunConfig) -> bool:

@@ -12,7 +12,6 @@ from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTI
                     paper_value, sensitivity_cells, streaming_cells)
 from .cells import DISPLAY_NAMES
 from .claims import CLAIM_SOURCES, cifar_claims, streaming_claims, streaming_rounds
-from .figures import draw_cifar_figure, publish_cifar_figure, streaming_figure
 
 # The sentence introducing each of the papers' tables in results/REPORT.md (papers.table_intros)
 TABLE_INTROS = {
@@ -36,3 +35,16 @@ TABLE_INTROS = {
 CLAIM_EXPLANATIONS = {**{(PAPER, metric): 'notebooks/fedmix_streaming_fmnist, "Why FedMix trails SL here"'
                          for metric in ("best_accuracy_gap", "rounds_saved_to_best_acc")},
                       (PAPER, "comm_reduction"): 'notebooks/fedmix_streaming_fmnist, "What crosses the network"'}
+
+
+def __getattr__(name: str):
+    """figures.py's functions (draw_cifar_figure, publish_cifar_figure, streaming_figure), imported when a notebook
+    first reads one: they bring matplotlib.pyplot, which a plan (`reproduce --dry-run`) of this package never needs."""
+    import importlib
+    figures = importlib.import_module(f"{__name__}.figures")     # binds the submodule: `fedmix.figures` reads it
+    if name == "figures":
+        return figures
+    try:
+        return getattr(figures, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

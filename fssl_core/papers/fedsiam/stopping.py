@@ -24,10 +24,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from scipy.stats import norm
-
 from ...profiles import PROFILES
-from ...report.sequential import nominal_levels
 from .cells import table6_cells
 
 N_MAX = 10
@@ -62,6 +59,7 @@ CLAIMS = tuple(SequentialClaim("table6_claims", setting, labeled, "mnist", "siam
 
 @functools.lru_cache(maxsize=None)
 def _levels() -> tuple[float, ...]:
+    from ...report.sequential import nominal_levels    # scipy, here: claims.py (on a plan's path) reads this module
     return tuple(nominal_levels(LOOKS, ALPHA, SPENDING))
 
 
@@ -81,6 +79,7 @@ def cells(claim: SequentialClaim, n: int, device: str = "cpu") -> list:
 
 def boundary_z(level: float) -> float:
     """The two-sided z boundary of a nominal level."""
+    from scipy.stats import norm      # as _levels's
     return float(norm.isf(level / 2))
 
 
