@@ -61,6 +61,29 @@ def test_a_retrained_sample_equals_its_record_and_an_edited_record_fails_naming_
     assert not done.ok and done.mismatches[0].startswith(f"run {TINY.run_id} (fedavg mnist seed {TINY.seed}): round 3: accuracy")
 
 
+def test_a_record_of_another_platform_that_differs_is_said_as_such_and_fails_nothing(tmp_path):
+    """CPU kernels differ between machines (perf/fingerprint.py): a record trained on another platform is compared, and
+    where it differs here the line says so, with the final accuracy both ways, and the job does not fail on it."""
+    store = RunStore(tmp_path / "runs")
+    train(TINY, store, progress=False)
+    d = store.dir(TINY)
+    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
+    rows[0]["train_loss"] += 1e-9                       # a last-bit difference, as another CPU's kernels give
+    summary = json.loads((d / "result.json").read_text())
+    env = json.loads((d / "env.json").read_text())
+    (d / "env.json").write_text(json.dumps({**env, "platform": "Linux-another-machine"}))
+    write_rows(d, rows)
+    (d / "checkpoint.pt").write_bytes(b"")          # the records as committed: sealed, then no checkpoint beside them
+    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
+    (d / "checkpoint.pt").unlink()
+    said = []
+    done = verify(sample=1, seed=0, store=store, folder=_published(tmp_path, TINY.run_id), say=said.append)
+    assert done.ok and done.mismatches == [] and len(done.other_machine) == 1
+    assert "trained on another platform (Linux-another-machine; here " in done.other_machine[0]
+    assert "round 1: train_loss" in done.other_machine[0] and "final accuracy" in done.other_machine[0]
+    assert any("0 of 1 retrained runs equal their records bit for bit" in line for line in said)
+
+
 def test_a_published_run_without_its_record_fails(tmp_path):
     done = verify(sample=1, store=RunStore(tmp_path / "runs"), folder=_published(tmp_path, "0123456789abcdef"),
                   say=lambda line: None)
