@@ -87,11 +87,11 @@ shown = next(iter(measured), None)
 print(f"measured: {len(measured)} of {len(cell.configs)} runs in the store; drawn: {shown or 'none'}")
 fig, ax = plot_tau_curve(**PAPER_CURVES["Figure 3 — linear, MNIST"], measured=measured.get(shown),
                          measured_name=shown.split(" (")[-1].rstrip(")") if shown else "")
-save_figure(fig, "fedsiam_tau_linear", run_profile.name)
+save_figure(fig, "fedsiam_tau_linear", run_profile.name);
 
 # %%
 fig, ax = plot_tau_curve(**PAPER_CURVES["Figure 4 — rectangle, CIFAR-10"])
-save_figure(fig, "fedsiam_tau_rectangle", run_profile.name)
+save_figure(fig, "fedsiam_tau_rectangle", run_profile.name);
 
 # %% [markdown]
 # ## Explorer

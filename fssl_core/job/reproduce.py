@@ -28,6 +28,7 @@ from ..papers import (claim_comparisons, claim_explanations, display_names, far_
                      redraw_table_figure, table_intros, update_readmes)
 from .parameters import check_parameter_types, declared_parameters
 from .cells import RECORDS_ONLY_ENV
+from .executed import stable
 from .preflight import check_environment, claim_staging, remove_stale_staging
 from ..paths import SEPARATE_PROFILES, project_root, results_dir
 from ..report.publish import STAGING_ENV, publish, publish_lock
@@ -70,13 +71,19 @@ def _seconds_file(profile: str) -> Path:
     return results_dir(profile) / "notebook_seconds.json"
 
 
+SECONDS_KEPT_WITHIN = 0.25     # of a notebook's kept time (the estimate's stated accuracy, issue 77)
+
+
 def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
     """Each notebook's last measured run time, kept in results/notebook_seconds.json so that a
-    reproduction of some notebooks (`--only`) keeps the others' times in the report."""
+    reproduction of some notebooks (`--only`) keeps the others' times in the report. A time within
+    SECONDS_KEPT_WITHIN of the one kept leaves it: the plan's estimate is good to that, and a rebuild that
+    changes nothing else then leaves the file and the report as committed."""
     path = _seconds_file(profile)
     with exclusive(path.with_name(".notebook_seconds.lock")):     # two jobs must not lose each other's times
         known = notebook_seconds(profile)
-        known.update({name: round(value, 1) for name, value in seconds.items()})
+        known.update({name: round(value, 1) for name, value in seconds.items()
+                      if not abs(value - known.get(name, -1.0)) <= SECONDS_KEPT_WITHIN * known.get(name, -1.0)})
         atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
     return known
 
@@ -226,6 +233,8 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
                                        # shutdown's interrupt logs after the last cell; a failing cell raises
                                        # PapermillExecutionError and a dead kernel DeadKernelError, not a log line
                                        extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
+            source = nb.relative_to(project_root()) if nb.is_relative_to(project_root()) else Path(nb.name)
+            stable(staging / executed / nb.name, source=str(source), output=str(executed / nb.name))
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)      # a failed notebook publishes nothing
             raise

@@ -1,0 +1,55 @@
+"""An executed notebook as published: the same cells and outputs, less what changes with every execution.
+
+papermill and the kernel stamp each execution with wall-clock times and durations, the machine's absolute paths,
+random cell ids and, where a notebook shows widgets, random widget model ids. A rebuild from the same records
+would then rewrite every committed notebook though nothing it shows changed; `stable` keeps the file a function
+of what the notebook computed: times and durations dropped, paths relative to the project, cell ids numbered,
+widget ids renumbered in the order the outputs reach them (then the state's remaining ones by their content)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+VOLATILE = ("start_time", "end_time", "duration")
+_WIDGET_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def stable(path: Path, source: str, output: str) -> None:
+    """Rewrite the executed notebook at `path` in place; `source` and `output`: its input and published paths,
+    relative to the project (papermill records the absolute ones)."""
+    notebook = json.loads(path.read_text())
+    meta = notebook.get("metadata", {}).get("papermill", {})
+    for key in VOLATILE:
+        meta.pop(key, None)
+    if meta:
+        meta.update(input_path=source, output_path=output)
+    for i, cell in enumerate(notebook.get("cells", []), 1):
+        cell["id"] = f"cell-{i}"
+        cell.get("metadata", {}).pop("execution", None)
+        for key in VOLATILE:
+            cell.get("metadata", {}).get("papermill", {}).pop(key, None)
+    text = json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False)
+    names = _widget_names(notebook)
+    if names:
+        text = _WIDGET_ID.sub(lambda m: names.get(m.group(0), m.group(0)), text)
+        text = json.dumps(json.loads(text), indent=1, sort_keys=True, ensure_ascii=False)   # state keys re-sorted
+    path.write_text(text + "\n")
+
+
+def _widget_names(notebook: dict) -> dict[str, str]:
+    """Each widget model id -> a 32-hex-digit number (ids keep their form), numbered as the cells' outputs reach them (depth first through the
+    state's references), then the unreached ones by their state with ids masked."""
+    state = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    models = state.get("state", {})
+    order: list[str] = []
+
+    def reach(text: str) -> None:
+        for found in _WIDGET_ID.findall(text):
+            if found in models and found not in order:
+                order.append(found)
+                reach(json.dumps(models[found], sort_keys=True))
+    reach(json.dumps(notebook.get("cells", []), sort_keys=True))
+    rest = sorted((m for m in models if m not in order),
+                  key=lambda m: _WIDGET_ID.sub("", json.dumps(models[m], sort_keys=True)))
+    return {model: f"{i:032x}" for i, model in enumerate([*order, *rest], 1)}
