@@ -7,7 +7,8 @@
   cases=a,b    the cases named, rounds=3 unless given;
   cases=runs_per_hour  runs per hour of FedSiam-D: solo processes, batches of runs, both mixed (perf/bench_batches.py);
   cases=host_draws  host µs per client-step of a cohort round's draws, client by client against all at once
-               (perf/bench_draws.py).
+               (perf/bench_draws.py);
+  cases=run_split  a 10-round FedAvg run's seconds: imports, data, train, eval, store; vs the papers' loop (perf/bench_split.py).
 
 It compares, in one process on one machine, (a) `loop`: the loop the FSSL papers' code uses (a torchvision
 dataset with per-sample transforms, a DataLoader per client, a model copy and torch.optim.SGD); (b) `seq`:
@@ -391,6 +392,10 @@ def main(pairs: dict[str, str]) -> None:
     if pairs.get("cases") == "runs_per_hour":      # many runs at once: its own options (perf/bench_batches.py)
         from .bench_batches import main as runs_per_hour
         runs_per_hour(pairs)
+        return
+    if pairs.get("cases") == "run_split":          # a run's time by part, against the papers' loop (perf/bench_split.py)
+        from .bench_split import main as run_split
+        run_split(pairs, PROTOCOL, cpu_name())
         return
     if pairs.get("cases") == "host_draws":         # host µs per client-step of a round's draws (perf/bench_draws.py)
         from .bench_draws import main as host_draws

@@ -129,6 +129,7 @@ def loop_rounds(cfg: RunConfig, steps: int | None = None, seconds: float | None 
             states.append(local.state_dict())
         model.load_state_dict(_average(states))
         return None if steps is None and seconds is None else (done, done)
+    run.model = model       # type: ignore[attr-defined]  # the averaged model (bench_split evaluates it each round)
     return run
 
 
