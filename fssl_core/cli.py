@@ -38,12 +38,16 @@ NOT_A_RESULT = 3
 # the cause, so that a script tells a full or read-only disk from a refused input (2) or a failed run (1, 3)
 IO_FAILURE = 4
 
+# Per command: each command (cmd_*, its helpers, main's error handling) imports its own modules inside its function,
+# so that `--help` and the other commands load none of them (torch with most: tests/test_cli.py). Every import
+# inside a function of this module is of that kind and says "per command".
+
 
 def cmd_run(args) -> int:
-    from .executors import sigterm_as_interrupt
+    from .executors import sigterm_as_interrupt      # per command
     from .store import OK, RunStore, describe
     from .engine.trainer import train
-    from .run_config import RunConfig      # here, not at the top: --help imports no torch
+    from .run_config import RunConfig
     cfg = RunConfig.from_strings(key_value_pairs(args.pairs))
     tracker = tracker_of(args)
     try:
@@ -67,7 +71,7 @@ def tracker_of(args):
         if given:
             raise ConfigError(f"{', '.join(given)}: given without --track mlflow, which they configure")
         return None
-    from .integrations.mlflow_track import MlflowTracker
+    from .integrations.mlflow_track import MlflowTracker      # per command: only with --track
     return MlflowTracker(args.track_uri or "sqlite:///mlflow.db", args.track_experiment or "fssl")
 
 
@@ -96,19 +100,19 @@ def run_line(what: str, s: dict) -> str:
 
 
 def cmd_records(args) -> None:
-    from .store import record_files
+    from .store import record_files      # per command
     print("\n".join(str(f) for f in record_files(args.runs)))
 
 
 def cmd_verify(args) -> int:
-    from .job.verify import verify
+    from .job.verify import verify      # per command
     if args.sample is not None and args.sample < 0:
         raise ConfigError(f"verify: --sample {args.sample}: must be 0 or more runs")
     if args.minutes is not None and not 0 <= args.minutes < 10_000:
         raise ConfigError(f"verify: --minutes {args.minutes:g}: must be within [0, 10000) minutes")
     if args.sample is not None and args.minutes is not None:
         raise ConfigError("verify: --sample and --minutes: give one (a count, or a time budget the count follows)")
-    from .store import RunStore
+    from .store import RunStore      # per command
     done = verify(sample=1 if args.sample is None else args.sample, seed=args.seed, store=RunStore(args.runs),
                   minutes=args.minutes)
     for line in [*(f"published rows name unproven runs: {v}" for v in done.unproven.values()), *done.mismatches]:
@@ -117,7 +121,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_partition(args) -> None:
-    from .data.datasets import load_dataset
+    from .data.datasets import load_dataset      # per command
     from .engine.federation import Federation
     cfg = partition_config(key_value_pairs(args.pairs))
     data = load_dataset(cfg.dataset)
@@ -129,9 +133,9 @@ def partition_config(pairs: dict[str, str]) -> RunConfig:
     """The config `partition` splits by. It trains no algorithm, so where none is given it takes the first
     registered one that reads labels where the partition puts them (RunConfig refuses FedAvg, the
     default, on a labels-at-server partition); the split does not depend on it."""
-    from .run_config import RunConfig      # here, not at the top: --help imports no torch
+    from .run_config import RunConfig      # per command
     if "algorithm" not in pairs:
-        from .algorithms import ALGORITHMS
+        from .algorithms import ALGORITHMS      # per command
         from .data.partition import PARTITIONS
         partition = PARTITIONS.get(pairs.get("partition", RunConfig.partition))
         fitting = [name for name, cls in ALGORITHMS.items() if partition and partition.labels_at in cls.labels_at]
@@ -148,8 +152,7 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
     labels, then every client), its labeled and unlabeled counts, then per class "labeled/unlabeled"
     ("-" where the party holds none of the class), or for many classes how many classes the party
     holds and its three largest."""
-    import pandas as pd
-
+    import pandas as pd      # per command: pandas for `partition` alone
     from .data.partition import PARTITIONS
     reads = PARTITIONS[cfg.partition].reads
     parties = ([("server", counts["server"]["labeled"], None)] if sum(counts["server"]["labeled"].values()) else [])
@@ -188,30 +191,30 @@ def partition_table(cfg: RunConfig, counts: dict) -> str:
 
 
 def cmd_bench(args) -> None:
-    from .perf.bench import main as bench_main
+    from .perf.bench import main as bench_main      # per command
     bench_main(key_value_pairs(args.pairs))
 
 
 def cmd_gpu_check(args) -> int:
-    from .perf.gpu_check import main as gpu_check_main
+    from .perf.gpu_check import main as gpu_check_main      # per command
     return gpu_check_main(args.pairs)
 
 
 def cmd_fingerprint(args) -> None:
-    from .perf.fingerprint import main as fingerprint_main
+    from .perf.fingerprint import main as fingerprint_main      # per command
     raise SystemExit(fingerprint_main(out=args.out, against=args.against,
                                       cases=args.cases.split(",") if args.cases else None))
 
 
 def cmd_reproduce(args) -> None:
-    from .report.publish import ValueMoved
+    from .report.publish import ValueMoved      # per command
     from .job.reproduce import parse_parameters, reproduce
     try:
         if args.until_decided:
             if args.param or args.only or args.profile:
                 raise ConfigError("--until-decided: takes no --param, --only or --profile (the stopping rule fixes its "
                                   "cells, seeds and protocol: papers/fedsiam/stopping.py)")
-            from .job.preflight import check_environment
+            from .job.preflight import check_environment      # per command
             from .job.until_decided import until_decided
             check_environment()
             until_decided(dry_run=args.dry_run, device=args.device)
@@ -309,13 +312,13 @@ def _end() -> None:
 
 
 def cmd_export(args) -> None:
-    from .integrations.mlflow_export import export
+    from .integrations.mlflow_export import export      # per command
     report = export(runs=args.runs, uri=args.uri, experiment=args.experiment)
     print(report.line())
 
 
 def cmd_site(args) -> None:
-    from .report.site import build_site      # here, as each command's: nbconvert loads for this command alone
+    from .report.site import build_site      # per command: nbconvert loads for this command alone
     index, pages = build_site(notebooks=Path(args.notebooks) if args.notebooks else None,
                               out=Path(args.out) if args.out else None)
     print(f"[site] {len(pages)} notebook page(s) and their index -> {index}")
@@ -325,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     own_process = argv is None          # the command line's own process (__main__), not a caller's
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["flower"]:          # its own parser: flwr run's arguments, passed on as Flower reads them
-        from .integrations.flower_submit import main as flower_main
+        from .integrations.flower_submit import main as flower_main      # per command
         return flower_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fssl_core", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -455,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if own_process and getattr(args, "dry_run", False):
         defer_torch()
-    from .data.datasets import DatasetUnavailable
+    from .data.datasets import DatasetUnavailable      # per command: after parsing, which ends a --help
     from .data.partition import PartitionError
     from .store import StoreIOError
     try:

@@ -369,3 +369,33 @@ def test_tests_and_notebooks_say_what_they_check_not_which_issue_asked():
     files = [*sorted((PACKAGE.parent / "tests").glob("*.py")), *sorted((PACKAGE.parent / "notebooks").glob("*.py"))]
     named = [f"{f.name}:{n}" for f in files for n, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
     assert named == [], f"issue numbers in {named}"
+
+
+def _unexplained_function_imports(package: Path = PACKAGE) -> list[str]:
+    """Imports inside a function with no comment on their line or the line above; an import right after an explained
+    one shares its reason (one comment above a group)."""
+    found = []
+    for name, path in _modules(package).items():
+        lines = path.read_text().splitlines()
+        tree = ast.parse("\n".join(lines), filename=str(path))
+        inner = {node for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for node in _imports(f)}
+        explained: set[int] = set()         # the last lines of the explained ones
+        for node in sorted(inner, key=lambda n: n.lineno):
+            own = any("#" in line for line in lines[node.lineno - 1:node.end_lineno])
+            if own or lines[node.lineno - 2].strip().startswith("#") or node.lineno - 1 in explained:
+                explained.add(node.end_lineno)
+            else:
+                found.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return found
+
+
+def test_every_function_level_import_says_why_and_the_check_finds_a_planted_one(tmp_path):
+    """An import stays inside a function only to keep an optional dependency, or torch off a light path (`--help`, a
+    plan), or to break a cycle, and its comment says which; every other import is at the module's top."""
+    assert _unexplained_function_imports() == []
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("def f():\n    # mlflow: an extra\n    import mlflow\n    import mlflow.entities\n\n"
+                                  "def g():\n    import json\n    import os  # why\n")
+    assert _unexplained_function_imports(package) == ["pkg.a:7: import json"]

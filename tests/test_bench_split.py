@@ -57,6 +57,6 @@ def test_the_options_are_checked_before_anything_is_measured(monkeypatch, pairs,
 
 def test_bench_dispatches_the_case_with_its_protocol(monkeypatch):
     seen = []
-    monkeypatch.setattr(bench_split, "main", lambda pairs, protocol, cpu: seen.append((pairs, protocol)))
+    monkeypatch.setattr(bench, "run_split", lambda pairs, protocol, cpu: seen.append((pairs, protocol)))
     bench.main({"cases": "run_split", "rounds": "2"})
     assert seen == [({"cases": "run_split", "rounds": "2"}, bench.PROTOCOL)]

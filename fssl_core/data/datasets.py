@@ -35,7 +35,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch      # read only where data is loaded: a plan asks this module without running torch (cli.defer_torch)
 
+from .augment import WEAK_AUGMENTS
 from .checksums import known_files
+from .partition import resplit_train_test
+from ..paths import project_root
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -66,7 +69,7 @@ class _Torchvision:
     """torchvision.datasets, imported where files are read: it brings torch._dynamo (~2 s of an import), which
     a plan, --help or a run on data already loaded never needs."""
     def __getattr__(self, name: str):
-        from torchvision import datasets
+        from torchvision import datasets      # torchvision: brings torch._dynamo, for reading files alone
         return getattr(datasets, name)
 
 
@@ -149,7 +152,6 @@ def _clients(cfg, facts):
 
 def config_rules() -> tuple[dict, tuple]:
     """The data's fields (a resplit of the official splits, the weak view) and their sizes' rules."""
-    from .augment import WEAK_AUGMENTS
     owned = {"resplit_train": "[0, 1000000]", "resplit_test": "[0, 1000000]", "weak_augment": WEAK_AUGMENTS}
     return owned, (_resplit, _clients)
 
@@ -214,7 +216,6 @@ class ImageData:
 def data_root() -> Path:
     """The folder data sets live in: env FSSL_DATA if set, else data/ in the project root (never the
     cwd: notebooks run in notebooks/)."""
-    from ..paths import project_root
     return Path(os.environ['FSSL_DATA']).expanduser() if os.environ.get('FSSL_DATA') else project_root() / 'data'
 
 
@@ -488,7 +489,6 @@ def resplit(data: ImageData, train_size: int, test_size: int, seed: int) -> Imag
 
 
 def _resplit_data(data: ImageData, train_size: int, test_size: int, seed: int) -> ImageData:
-    from .partition import resplit_train_test
     x = torch.cat([data.train_x, data.test_x])
     y = torch.cat([data.train_y, data.test_y])
     train_idx, test_idx = resplit_train_test(len(data.train_y), len(data.test_y), seed, train_size=train_size,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 import torch.nn.functional as F
+from sklearn.manifold import TSNE
 
 from ..run_config import RunConfig
 from .federation import Federation
@@ -26,6 +27,5 @@ def test_embeddings(cfg: RunConfig, store: RunStore | None = None, samples: int 
 
 def tsne_2d(z: np.ndarray, seed: int = 0) -> np.ndarray:
     """t-SNE of `z` to two dimensions (cosine distances, as the anchor pseudo-labels use)."""
-    from sklearn.manifold import TSNE
     perplexity = min(30.0, max(2.0, (len(z) - 1) / 3))
     return TSNE(n_components=2, metric="cosine", init="pca", perplexity=perplexity, random_state=seed).fit_transform(z)

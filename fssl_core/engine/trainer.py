@@ -31,14 +31,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import torch
+from tqdm.auto import tqdm
 
 from ..run_config import RunConfig
+from ..data.datasets import shape_of
 from ..data.partition import partition_parameters
 from .federation import Federation, run_rounds_together
 from ..store import DIVERGED, OK, RunStore
 from ..store.run_store import RunRecorder, RunResult
 from ..learning.training import Diverged
 from .allocator import keep_freed_memory
+from ..models import build_model, count_parameters
 
 AfterRound = Callable[[RunConfig, int], None]
 
@@ -118,8 +121,6 @@ def run_bytes(cfg: RunConfig, parameters: int, activations: int) -> int:
 def network_size(cfg: RunConfig) -> tuple[int, int]:
     """The parameters of `cfg`'s network and the elements its forward pass keeps for backward for one input
     image (autograd's saved tensors, the parameters themselves not counted), without loading data."""
-    from ..data.datasets import shape_of
-    from ..models import build_model, count_parameters
     shape = shape_of(cfg.dataset)
     model = build_model(cfg.model, num_classes=shape.num_classes, in_channels=shape.channels,
                         projection_dim=cfg.projection_dim or None).train()
@@ -285,7 +286,6 @@ def single_thread_on_cpu(cfg: RunConfig) -> Iterator[None]:
 def _progress(configs: list[RunConfig], done: int, enabled: bool):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
     first = configs[0]
     what = f"{first.algorithm}/{first.dataset}" + (f" ×{len(configs)} runs" if len(configs) > 1 else "")
     return tqdm(total=sum(c.rounds for c in configs), initial=done, desc=what, unit="round", leave=False,

@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import signal
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..config import ConfigError
@@ -80,9 +82,9 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
     seconds) weights the progress display's ETA; an interrupt (Ctrl-C, SIGTERM) stops every run, and the
     next call resumes each run from its checkpoint.
     """
+    # here, not at the top: they import torch, which importing this package never does (module docstring)
     from .progress import JobProgress
     from ..store import RunStore
-
     store = store or RunStore()
     configs = list(configs)
     pending = list({c.run_id: c for c in configs if store.load(c) is None}.values())
@@ -94,7 +96,7 @@ def run_all(configs: Iterable[RunConfig], store: RunStore | None = None, progres
             executor.run(pending, store, job)
     finally:
         job.close()
-    from ..engine.trainer import train
+    from ..engine.trainer import train      # torch: as JobProgress's
     return [train(cfg, store, progress=False) for cfg in configs]   # all finished: read back
 
 
@@ -103,15 +105,12 @@ class sigterm_as_interrupt:
     thread, so the executor's cleanup stops the workers as it does on Ctrl-C."""
 
     def __enter__(self):
-        import signal
-        import threading
         self.previous = None
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         return self
 
     def __exit__(self, *exc):
-        import signal
         if self.previous is not None:
             signal.signal(signal.SIGTERM, self.previous)
         return False

@@ -4,6 +4,7 @@ names it."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import ConfigError
@@ -56,8 +57,8 @@ def default_batch(configs: list[RunConfig]) -> int:
     cuda = [c for c in configs if c.device == "cuda"]
     if not cuda:
         return 1
+    # torch, only for CUDA runs: importing the executors imports no torch (executors/__init__.py)
     import torch
-
     from ..engine.trainer import batch_size, network_size
     memory = torch.cuda.get_device_properties(0).total_memory
     return min(batch_size(c, *network_size(c), memory) for c in cuda)
@@ -70,10 +71,7 @@ def default_workers(configs: list[RunConfig]) -> int:
             raise ConfigError(f"FSSL_WORKERS={text!r}: must be a whole number of worker processes, 1 or more")
         return int(text)
     if any(c.device == "cuda" for c in configs):
-        import sys
-
-        import torch
-
+        import torch        # as default_batch's
         from ..engine.gpu_defaults import workers
         count, why = workers(torch.cuda.get_device_name())
         print(f"[executor] CUDA runs: {why}; FSSL_WORKERS sets another count", file=sys.stderr, flush=True)

@@ -2,8 +2,12 @@
 one run a batch unless `batch` says more), or this process, for one batch or one worker."""
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
 import os
+import signal
 import sys
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import TYPE_CHECKING
 
 from ..run_config import RunConfig
@@ -30,12 +34,13 @@ class LocalExecutor(Executor):
     def batches(self, configs: list[RunConfig], job: JobProgress) -> list[list[RunConfig]]:
         """The batches each task trains, the costliest first (by the job's estimates), so the last
         minutes are not one long task on one core."""
+        # the engine (torch) where runs are batched: a plan builds its executor (reproduce) and runs no torch
         from ..engine.trainer import plan_batches
         size = default_batch(configs) if self.batch is None else self.batch
         return sorted(plan_batches(configs, size), key=lambda b: -sum(job.cost[c.run_id] for c in b))
 
     def run(self, configs: list[RunConfig], store: RunStore, job: JobProgress) -> None:
-        from ..engine.trainer import train_batch
+        from ..engine.trainer import train_batch        # as batches' plan_batches
         batches = self.batches(configs, job)
         workers = self.slots(configs)
         if workers > 1 and len(batches) > 1:
@@ -54,9 +59,6 @@ def _run_in_processes(batches: list[list[RunConfig]], store: RunStore, workers: 
     """One batch per process (each CPU run single-threaded, see trainer.train_batch): on a few cores,
     runs side by side beat intra-op threads for the papers' small networks and batches, and
     threads of several runs competing for the cores would slow all of them."""
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=die_with_parent)
     try:
@@ -90,13 +92,11 @@ def die_with_parent() -> None:
     """In a worker: ask Linux to end this process when the job that started it dies, however it dies
     (a SIGKILL leaves no handler a chance to stop the workers)."""
     if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
         if os.getppid() == 1:       # the parent died before prctl took effect
             os._exit(1)
 
 
 def _train_quietly(root: str, batch: list[RunConfig], tracker: Tracker | None = None) -> list[dict]:
-    from ..engine.trainer import train_batch
+    from ..engine.trainer import train_batch        # as LocalExecutor.batches' plan_batches
     return [result.summary for result in train_batch(batch, RunStore(root), progress=False, tracker=tracker)]

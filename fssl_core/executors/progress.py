@@ -18,6 +18,8 @@ import sys
 import time
 from typing import Callable, Mapping
 
+from tqdm.auto import tqdm
+
 from ..run_config import RunConfig
 
 BAR_FORMAT = "{desc} |{bar:20}| {percentage:3.0f}% [{elapsed}]{postfix}"   # tqdm puts ", " before the postfix
@@ -75,7 +77,6 @@ class JobProgress:
         self.eta = Eta(wall_seconds(self.left.values(), slots), clock)
         self.bar = None
         if enabled and configs:
-            from tqdm.auto import tqdm
             self.bar = tqdm(total=round(sum(self.cost.values()), 1), desc=self._desc(), bar_format=BAR_FORMAT,
                             file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
 

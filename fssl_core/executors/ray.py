@@ -34,6 +34,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from tqdm.auto import tqdm
+
 from .. import __version__
 from ..config import ConfigError
 from ..run_config import RunConfig
@@ -54,7 +56,7 @@ DEFAULT_GPUS_PER_RUN = 1.0
 def require_ray():
     """The `ray` module, or a ConfigError saying how to install it."""
     try:
-        import ray
+        import ray      # ray: the [ray] extra, absent from a plain install
     except ImportError:
         raise ConfigError(f"executor='ray': Ray is not installed in this environment ({sys.executable}); "
                           f"install the extra with {INSTALL_HINT}, or use executor='local'") from None
@@ -238,7 +240,7 @@ def _train(cfg: RunConfig, root: str, token: str, shared_store: bool | None, scr
         if after_round is not None:
             after_round(cfg, r)
 
-    from ..engine.trainer import train
+    from ..engine.trainer import train      # the engine (torch) where runs train: a plan builds its executor
     result = train(cfg, store, progress=False, after_round=report, tracker=tracker)
     if sees_store:
         return {"summary": result.summary, "files": None}
@@ -263,5 +265,4 @@ def _write_run(store: RunStore, cfg: RunConfig, files: dict[str, bytes]) -> None
 
 def _say(line: str) -> None:
     """A line on stderr above the job's progress bar."""
-    from tqdm.auto import tqdm
     tqdm.write(line, file=sys.stderr)

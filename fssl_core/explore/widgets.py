@@ -16,6 +16,7 @@ from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 from matplotlib.collections import PolyCollection
 
 from ..algorithms.fedsiam import tau_schedule
@@ -110,7 +111,6 @@ class _Explorer:
         plt.close(fig)                  # shown through the Output widget, not a second time by pyplot
         self.output.clear_output(wait=True)
         with self.output:
-            from IPython.display import display
             for note in self.notes:
                 print(note)
             display(fig)
@@ -162,7 +162,7 @@ class TauExplorer(_Explorer):
     """
 
     def __init__(self, runs: dict[str, Sequence[float]] | None = None):
-        import ipywidgets as w
+        import ipywidgets as w      # ipywidgets: for the controls alone; the figure functions draw without it
 
         self.runs = dict(runs or {})
         sliders = dict(continuous_update=False)   # redraw on release, not at every pixel of a drag
@@ -328,7 +328,7 @@ class DirichletExplorer(_Explorer):
     """
 
     def __init__(self, datasets: dict[str, tuple[np.ndarray, int]]):
-        import ipywidgets as w
+        import ipywidgets as w      # as TauExplorer's
 
         if not datasets:
             raise ValueError("DirichletExplorer: datasets is empty; give at least one name -> (labels, classes)")

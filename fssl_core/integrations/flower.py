@@ -42,6 +42,7 @@ from ..run_config import RunConfig
 from ..store import DIVERGED, OK, RunStore, describe
 from ..store.run_store import RunRecorder, RunResult
 from .flower_keys import NOT_A_RESULT, REFUSED, code_digest, run_config_of
+from .mlflow_track import MlflowTracker
 
 try:
     from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
@@ -364,7 +365,6 @@ def serve(grid: Grid, context: Context) -> None:
         raise Refused(f"{REFUSED}{err}") from None
     tracker = None
     if options["track-uri"]:
-        from .mlflow_track import MlflowTracker
         tracker = MlflowTracker(str(options["track-uri"]), str(options["track-experiment"] or "fssl"))
     result = run_federated(grid, cfg, store, bool(options["progress"]), tracker)
     line = f"{describe(cfg)}: {result.status}, accuracy {result.accuracy}%, run {cfg.run_id} in {store.root}"

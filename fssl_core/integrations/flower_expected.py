@@ -56,7 +56,7 @@ def flwr_run(cfg: RunConfig, runs: Path, check: bool = True) -> tuple[float, str
     finally:
         stop_superlink(home)
         shutil.rmtree(home, ignore_errors=True)
-    from .flower import flower_trainer        # the run the app trains for `cfg` (its trainer: flower_trainer)
+    from .flower import flower_trainer        # flwr: the [flower] extra; reading the CSV (read, table) needs none
     if check and (done.returncode != 0 or RunStore(runs).load(flower_trainer(cfg)) is None):
         raise SystemExit(f"error: flwr run of {describe(cfg)} failed (exit {done.returncode}):\n"
                          f"{(done.stdout + done.stderr)[-3000:]}")
@@ -140,9 +140,9 @@ def read() -> list[dict]:
 
 
 def plot(rows: list[dict]) -> None:
-    import matplotlib
+    import matplotlib       # matplotlib, for the figure alone: Agg chosen before pyplot loads
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt     # as matplotlib's
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for method in dict.fromkeys(r["method"] for r in rows):
         color = None

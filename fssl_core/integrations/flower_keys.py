@@ -18,11 +18,12 @@ from __future__ import annotations
 import difflib
 import functools
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config import ConfigError
+from ..config import ConfigError, SharedFields, settings_of
 
 # RunConfig field -> Flower's name for it, where Flower's apps have one; every other field is kebab-cased
 FLOWER_NAMES = {"rounds": "num-server-rounds", "clients_per_round": "fraction-train"}
@@ -64,7 +65,7 @@ def field_of(key: str) -> str:
 def app_defaults() -> dict[str, Any]:
     """Every key of the app's run config with its default (flower-app/pyproject.toml lists these; a test keeps
     them equal): RunConfig's defaults under the app's keys, then APP_OPTIONS."""
-    from ..run_config import RunConfig
+    from ..run_config import RunConfig      # torch, kept off `flower --help` (it imports this module)
     fields = RunConfig().to_dict()
     out = {app_key(k): v for k, v in fields.items()}
     out["fraction-train"] = fields["clients_per_round"] / fields["clients"]
@@ -100,7 +101,7 @@ def run_config_of(app_config: Mapping[str, Any]):
     """The RunConfig that a Flower run config names (the app's defaults fused with `--run-config`), and the app's
     options (APP_OPTIONS' keys). A value equal to RunConfig's default is left to RunConfig, whose defaults may
     follow other fields (the network follows the data set): every key arrives, changed or not."""
-    from ..run_config import RunConfig
+    from ..run_config import RunConfig      # as app_defaults's
     check_keys(app_config)
     defaults = app_defaults()
     given = {field_of(k): v for k, v in app_config.items() if k not in APP_OPTIONS and v != defaults[k]}
@@ -117,7 +118,7 @@ def run_config_of(app_config: Mapping[str, Any]):
 def in_app_keys(message: str) -> str:
     """RunConfig's refusal with the keys the user typed: `RunConfig.rounds=-1` -> `Flower run config:
     num-server-rounds=-1` (the fields a message names are written `field=value`)."""
-    from ..run_config import RunConfig
+    from ..run_config import RunConfig      # as app_defaults's
     names = "|".join(sorted(RunConfig().to_dict(), key=len, reverse=True))
     message = re.sub(rf"\b({names})=", lambda m: f"{app_key(m.group(1))}=", message)
     return "Flower run config: " + message.removeprefix("RunConfig.")
@@ -126,8 +127,7 @@ def in_app_keys(message: str) -> str:
 def app_overrides(cfg) -> str:
     """`cfg` as a `--run-config` value: its fields that differ from RunConfig's defaults, under the app's keys
     (`clients_per_round` as fraction-train), which `run_config_of` reads back to `cfg`."""
-    import json
-    from ..run_config import RunConfig
+    from ..run_config import RunConfig      # as app_defaults's
     defaults, fields = RunConfig().to_dict(), cfg.to_dict()
     given = {app_key(k): v for k, v in fields.items() if v != defaults[k] and k != "clients_per_round"}
     if fields["clients_per_round"] != defaults["clients_per_round"] or fields["clients"] != defaults["clients"]:
@@ -163,8 +163,6 @@ fssl-code = ""           # the submitting checkout's fssl_core, "version:digest"
 def app_config_section() -> str:
     """The app pyproject's [tool.flwr.app.config]: APP_OPTIONS, the shared fields, then the partitions' parameters
     and the algorithms' settings (as registered), each at its default."""
-    import json
-    from ..config import SharedFields, settings_of
     shared, defaults = set(settings_of(SharedFields)), app_defaults()
     keys = [k for k in defaults if k not in APP_OPTIONS]
 
@@ -178,7 +176,6 @@ def app_config_section() -> str:
 
 def write_app_config(pyproject) -> None:
     """Rewrite the app config section (the file's last) of the app's pyproject.toml in place."""
-    from pathlib import Path
     path = Path(pyproject)
     text = path.read_text()
     path.write_text(text[:text.index(CONFIG_HEADER.splitlines()[0])] + app_config_section())

@@ -23,6 +23,7 @@ import time
 import tomllib
 from pathlib import Path
 
+from .. import __version__
 from ..config import ConfigError
 from .flower_keys import NOT_A_RESULT, REFUSED, check_keys, code_digest, run_config_of
 
@@ -45,6 +46,7 @@ def parser() -> argparse.ArgumentParser:
 def checked_config(app: Path, overrides: list[str]):
     """The RunConfig the app's defaults with `overrides` (Flower's `key=value` syntax, Flower's parser) name,
     as the ServerApp will build it, and the run store it names; ConfigError (one line) for an unknown key or a refused value."""
+    # flwr (and .flower, which needs it): the [flower] extra, absent from a plain install
     from flwr.common.config import parse_config_args
     from .flower import flower_trainer
     defaults = tomllib.loads((app / "pyproject.toml").read_text())["tool"]["flwr"]["app"]["config"]
@@ -64,8 +66,7 @@ def flwr(*args: str) -> list[str]:
 def submit(args, runs: str) -> int:
     """Start the run, with this checkout's fssl_core and run store (`runs` as this process resolves it: the
     SuperLink would resolve a relative one from where it started); its Flower run id."""
-    from .. import __version__
-    from ..store import RunStore
+    from ..store import RunStore      # torch, kept off `flower --help` (cli imports this module for it)
     ours = f'fssl-code="{__version__}:{code_digest()}" runs={json.dumps(str(RunStore(runs or None).root.resolve()))}'
     command = flwr("run", args.app, *([args.superlink] if args.superlink else []), "--format", "json",
                    *[a for c in [*args.run_config, ours] for a in ("--run-config", c)],
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def finished_line(cfg, runs: str) -> str | None:
     """The run's line from its record in the store this command passed."""
-    from ..store import RunStore, describe
+    from ..store import RunStore, describe      # as submit's
     result = RunStore(runs or None).load(cfg)
     if result is None:
         return None

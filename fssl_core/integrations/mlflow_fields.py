@@ -53,7 +53,7 @@ SUMMARY_METRICS = {"best_accuracy": "best_accuracy", "best_round": "best_round",
 
 def require_mlflow(who: str):
     try:
-        import mlflow
+        import mlflow      # mlflow: the [mlflow] extra, absent from a plain install
     except ImportError:
         raise ConfigError(f"{who} needs MLflow: pip install -e '.[mlflow]'") from None
     return mlflow
@@ -63,7 +63,7 @@ def connect(uri: str, experiment: str, who: str, flags: tuple[str, str] = ("--ur
     """An MlflowClient at `uri` and the id of `experiment` (created if new); a URI MLflow cannot use, or an
     empty experiment name, is a ConfigError naming `who`'s option `flags` (URI, experiment)."""
     require_mlflow(who)
-    from mlflow import MlflowClient
+    from mlflow import MlflowClient      # mlflow, as require_mlflow's
     if not experiment.strip():
         raise ConfigError(f"{who}: {flags[1]} {experiment!r}: empty; give the experiment a name")
     _check_sqlite_writable(uri, who, flags[0])
@@ -265,13 +265,13 @@ def _number(value: Any) -> bool:
 
 def row_metrics(row: dict, at: float) -> list:
     """Every finite number of a metrics row but its round, at step = the round and time `at` (seconds)."""
-    from mlflow.entities import Metric
+    from mlflow.entities import Metric      # mlflow, as require_mlflow's
     step = int(row["round"])
     return [Metric(key, float(value), ms(at), step) for key, value in row.items() if key != "round" and _number(value)]
 
 
 def summary_metrics(summary: dict, at: float) -> list:
-    from mlflow.entities import Metric
+    from mlflow.entities import Metric      # mlflow, as require_mlflow's
     step = int(summary.get("rounds") or 0)
     return [Metric(name, float(summary[key]), ms(at), step) for key, name in SUMMARY_METRICS.items()
             if _number(summary.get(key))]
@@ -321,7 +321,7 @@ def write_start(client, opened: Opened, cfg: RunConfig, run_dir: Path, commit: d
     """Tags (`commit`: commit_tags, unless the run has a commit already: the checkout that trained it, or the
     records', stays), params and the `rows` recorded so far, finished at `times`; how many metric values
     were logged."""
-    from mlflow.entities import Param, RunTag
+    from mlflow.entities import Param, RunTag      # mlflow, as require_mlflow's
     tags = {**identity_tags(cfg), **record_tags(cfg, run_dir), **({} if COMMIT_TAG in opened.tags else commit)}
     client.log_batch(opened.run_id, tags=[RunTag(k, v) for k, v in tags.items()])
     new = [Param(k, v) for k, v in params(cfg).items() if k not in opened.params]

@@ -97,7 +97,7 @@ class MlflowTracker:
     @property
     def client(self):
         if self._client is None:
-            from mlflow import MlflowClient
+            from mlflow import MlflowClient      # mlflow: the [mlflow] extra, absent from a plain install
             self._client = MlflowClient(tracking_uri=self.uri)
         return self._client
 
@@ -266,7 +266,7 @@ def _transient(err: Exception) -> bool:
     """A failure that may pass: a server not there or overloaded (MLflow wraps the connection's error in an
     MlflowException of status 500), a 5xx, a 429, a locked database (INTERNAL_ERROR, 500). Anything else, a
     4xx answer (the call itself is wrong) or an error of our own (a file gone), retrying cannot help."""
-    from mlflow.exceptions import MlflowException
+    from mlflow.exceptions import MlflowException      # mlflow, as client's
     if isinstance(err, MlflowException):
         status = err.get_http_status_code()
         return status >= 500 or status == 429

@@ -13,7 +13,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import papermill
+
 from ..config import ConfigError
+from ..papers import notebook_plans
+from ..paths import project_root
 
 # the cell papermill inserts after the parameters cell begins with this comment (papermill's translators)
 INJECTED_HEADER = "# Parameters\n"
@@ -24,7 +28,6 @@ _EXAMPLES = {int: "[1]", float: "[0.1]"}       # a list whose default is None, b
 def declared_parameters(notebook: Path) -> dict[str, Any]:
     """The parameters cell's names and defaults, as papermill reads them (literals: the cell is plain
     assignments)."""
-    import papermill
     declared = {}
     for name, spec in papermill.inspect_notebook(str(notebook)).items():
         try:
@@ -38,7 +41,6 @@ def declared_parameters(notebook: Path) -> dict[str, Any]:
 def element_kinds(notebook: str) -> dict[str, type]:
     """The element type of each list parameter the notebook's plan function annotates (`list[int] | None`:
     int); none for a notebook without a plan function."""
-    from ..papers import notebook_plans
     function = notebook_plans().get(Path(notebook).stem)
     if function is None:
         return {}
@@ -87,7 +89,6 @@ def check_notebook(namespace: dict[str, Any], notebook: str) -> None:
     """The plan cell's first step: the names papermill injected (its "# Parameters" cell, found in IPython's
     input history `In`) must be parameters of `notebook`, and every parameter's value must have its type.
     Interactively (no injected cell) the values typed into the parameters cell are checked the same way."""
-    from ..paths import project_root
     path = project_root() / "notebooks" / f"{Path(notebook).stem}.ipynb"
     defaults = declared_parameters(path)
     injected = [source for source in namespace.get("In", ()) if source.startswith(INJECTED_HEADER)]

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from ..config import ConfigError
 
 from ..run_config import RunConfig
+from ..papers import notebook_plans
 from ..paths import project_root
 from ..executors.progress import wall_seconds
 from ..data.availability import unavailable_reason
@@ -109,8 +110,6 @@ def plan_notebook(path: Path, parameters: dict[str, Any]) -> NotebookPlan:
     """The runs notebook `path` reads under `parameters`, without executing it: its parameters cell's
     defaults (as papermill reads them) with `parameters` over them, given to the function its plan cell
     calls (the paper's plans.NOTEBOOK_PLANS); a notebook with no such function reads no run."""
-    from ..papers import notebook_plans
-
     function = notebook_plans().get(path.stem)
     if function is None:
         return NotebookPlan(path.stem, [], [])

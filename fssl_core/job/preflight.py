@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from ..config import ConfigError
+from ..executors import default_batch, default_workers
 from ..report.publish import STAGING_OWNER
 
 OFFLINE_WORDS = ("", "0", "1", "true", "false", "yes", "no")
@@ -17,7 +18,6 @@ STALE_UNOWNED_SECONDS = 3600     # a staging folder without an owner file (STAGI
 def check_environment() -> None:
     """FSSL_BATCH, FSSL_WORKERS (whole numbers, 1 or more), FSSL_OFFLINE (a yes or a no) and OMP_NUM_THREADS (a
     whole number, 1 or more) as the job will read them: a bad one is one ConfigError line, before anything runs."""
-    from ..executors import default_batch, default_workers
     default_batch([])           # each reads and checks its variable where set
     default_workers([])
     offline = os.environ.get("FSSL_OFFLINE")

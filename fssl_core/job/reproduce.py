@@ -23,17 +23,24 @@ import time
 from pathlib import Path
 from typing import Any
 
+import papermill
+
+from .. import executors
 from ..config import ConfigError
+from ..data.datasets import data_root
+from ..executors import executor_named, sigterm_as_interrupt
 from ..papers import (claim_comparisons, claim_explanations, display_names, far_cell_causes, rebuilt_claim_rows,
                      redraw_table_figure, table_intros, update_readmes)
 from .parameters import check_parameter_types, declared_parameters
 from .cells import RECORDS_ONLY_ENV
 from .executed import stable
+from .plan import plan_job, plan_notebook
 from .preflight import check_environment, claim_staging, remove_stale_staging
 from ..paths import SEPARATE_PROFILES, project_root, results_dir
+from ..profiles import PROFILE_ENV, job_profile
 from ..report.publish import STAGING_ENV, publish, publish_lock
 from ..report.page import merge_results
-from ..store import atomic_write_text, exclusive
+from ..store import RunStore, atomic_write_text, exclusive
 
 PARAMETERS_PASSED = ("profile", "device")   # every notebook's parameters cell must declare these
 # One notebook per paper whose cells answer the paper's headline question: these run first, and they
@@ -71,7 +78,7 @@ def _seconds_file(profile: str) -> Path:
     return results_dir(profile) / "notebook_seconds.json"
 
 
-SECONDS_KEPT_WITHIN = 0.25     # of a notebook's kept time (the estimate's stated accuracy, issue 77)
+SECONDS_KEPT_WITHIN = 0.25     # of a notebook's kept time: the accuracy the plan's estimate states
 
 
 def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
@@ -127,8 +134,6 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
     rebuilt from the committed records (a cell missing a record publishes no value: job/cells.py), and a rebuild
     that would change a published value at the same runs fails naming it (report.publish.ValueMoved), writing
     nothing."""
-    from ..executors import executor_named, sigterm_as_interrupt
-
     check_environment()
     for folder in remove_stale_staging(project_root() / "results"):
         print(f"[reproduce] removed {folder.name}: a staging folder whose job is gone", flush=True)
@@ -141,8 +146,6 @@ def reproduce(profile: str | None = None, only: str | None = None, device: str =
 
 def _reproduce(profile, only, device, parameters, runner, dry_run=False,
                replace_figures=False, train_only=False, replace=False, tracker=None, from_records=False) -> Path | None:
-    from ..profiles import PROFILE_ENV, job_profile
-
     chosen, source = job_profile(profile)
     before = os.environ.get(PROFILE_ENV)
     # every get_profile of the job, in this process (the plan) and in the kernels, must return the job's
@@ -160,13 +163,6 @@ def _reproduce(profile, only, device, parameters, runner, dry_run=False,
 
 def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, replace_figures, train_only,
                   replace, tracker=None, from_records=False) -> Path | None:
-    import papermill
-
-    from ..data.datasets import data_root
-    from ..executors import run_all
-    from .plan import plan_job, plan_notebook
-    from ..store import RunStore
-
     # kernels run in notebooks/: they must see the data and outputs the job sees
     os.environ["FSSL_DATA"] = str(data_root().resolve())
     os.environ["FSSL_PROJECT"] = str(project_root())
@@ -203,7 +199,7 @@ def _reproduce_at(profile, source, only, device, parameters, runner, dry_run, re
             print("[reproduce] dry run: nothing trained, executed or written", flush=True)
             return None
         if not from_records:
-            run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
+            executors.run_all(job.pending, store=store, estimate=job.estimate, executor=runner)
     if train_only:
         print(f"[reproduce] train only: {len(job.pending)} run(s) trained; no notebook executed, nothing published",
               flush=True)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import sys
 
+from .. import executors
+from ..papers.fedsiam.looks import standing
+from ..papers.fedsiam.stopping import CLAIMS
+from ..store import RunStore
+
 
 def until_decided(dry_run: bool = False, device: str = "cpu", store=None) -> list:
     """Loop: say where each claim stands; train the runs of every unstopped claim's next look (all claims' runs
     in one executor call, so they share the workers); until every claim has stopped. `dry_run`: say it once and
     train nothing. Returns the final standings."""
-    from ..executors import run_all
-    from ..papers.fedsiam.looks import standing
-    from ..papers.fedsiam.stopping import CLAIMS
-    from ..store import RunStore
     store = store or RunStore()
     while True:
         looks = [standing(claim, store, device) for claim in CLAIMS]
@@ -24,4 +25,4 @@ def until_decided(dry_run: bool = False, device: str = "cpu", store=None) -> lis
                 print("[until-decided] every claim under the rule has stopped", file=sys.stderr, flush=True)
             return looks
         print(f"[until-decided] training {len(pending)} runs for the next looks", file=sys.stderr, flush=True)
-        run_all(pending, store=store)
+        executors.run_all(pending, store=store)

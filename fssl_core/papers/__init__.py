@@ -19,8 +19,8 @@ from typing import Callable
 
 import pandas as pd
 
-from ..paths import project_root
-from ..report.tables import CLAIM_KEY, COLUMNS, published_results, replace_readme_block
+from ..paths import project_root, results_dir
+from ..report.tables import CLAIM_KEY, COLUMNS, published_results, read_results, replace_readme_block
 from ..report.page import results_tables_markdown
 from .values import VALUES_GLOB, check_names, printed_value, read_values
 
@@ -175,9 +175,8 @@ def redraw_table_figure(name: str, profile: str) -> Path | None:
     paper_vs_reproduced shows the paper-protocol one where a cell has both), with the rows' digest in the PNG;
     None when `name` is no table figure or nothing is published. So a figure always shows the table beside
     it, whichever slice the last run measured (tests/test_figure_sources.py)."""
-    from ..paths import results_dir
+    # matplotlib.pyplot (report.plots' too), for a figure alone: a plan of this package imports neither
     from ..report.plots import paper_vs_reproduced, save_figure
-    from ..report.tables import read_results
     import matplotlib.pyplot as plt
     csv = results_dir(profile) / f"{name}.csv"
     if name not in table_figures() or not csv.exists():

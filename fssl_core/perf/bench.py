@@ -21,18 +21,27 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
 import time
 from pathlib import Path
 from typing import Callable
 
 import torch
+from torch.func import functional_call, vmap
+from torch.utils.flop_counter import FlopCounterMode
 
+from .bench_batches import main as runs_per_hour
+from .bench_draws import main as host_draws
+from .bench_split import main as run_split
 from .bench_rounds import Prefix, engine_rounds, loop_rounds, loop_siamese_rounds, scale
 from ..config import ConfigError
 from ..run_config import RunConfig
 from ..engine.federation import Federation
-from ..paths import SPEED_PAGE
+from ..models import grouped
+from ..paths import SPEED_PAGE, project_root
+from ..report.tables import replace_readme_block
+from ..store import atomic_write_text
 
 CASES = {
     "mnist_fedavg": dict(algorithm="fedavg", dataset="mnist"),
@@ -73,7 +82,6 @@ def round_flops(cfg: RunConfig, steps: int | None = None, prefixes: dict[str, Pr
     """The FLOPs of one training round (round 1 of a fresh federation, sequential trainer); with
     `steps` or `seconds`, those of its first steps scaled to the round by its step count (put in
     `prefixes` under "flops")."""
-    from torch.utils.flop_counter import FlopCounterMode
     run = engine_rounds(cfg.replace(trainer="sequential"), steps, seconds)
     with FlopCounterMode(display=False) as counter:
         prefix = run(1)
@@ -113,11 +121,6 @@ def network_alone(fed: Federation, steps: int = 30) -> tuple[float, float]:
     convolution and matmul kernels themselves deliver at these shapes, a ceiling on the cohort step's.
     FLOPs are counted on one client's plain network, times the clients (torch's FlopCounterMode counts
     a grouped convolution's backward as if it were not grouped)."""
-    from torch.func import functional_call, vmap
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from ..models import grouped
-
     cfg, model = fed.cfg, fed.ctx.model
     clients, batch = cfg.clients_per_round, cfg.batch_size
     images = fed.data.train_x[:clients * batch].to(fed.ctx.device)
@@ -356,7 +359,6 @@ README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 def cpu_name() -> str:
     """The CPU's model name (Linux: /proc/cpuinfo), else what `platform` knows."""
-    import platform
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -390,16 +392,12 @@ def readme_block(found: dict) -> str:
 
 def main(pairs: dict[str, str]) -> None:
     if pairs.get("cases") == "runs_per_hour":      # many runs at once: its own options (perf/bench_batches.py)
-        from .bench_batches import main as runs_per_hour
         runs_per_hour(pairs)
         return
     if pairs.get("cases") == "run_split":          # a run's time by part, against the papers' loop (perf/bench_split.py)
-        from .bench_split import main as run_split
         run_split(pairs, PROTOCOL, cpu_name())
         return
     if pairs.get("cases") == "host_draws":         # host µs per client-step of a round's draws (perf/bench_draws.py)
-        from .bench_draws import main as host_draws
-        from ..store import atomic_write_text
         load_before = os.getloadavg()[0]
         rows, options = host_draws(pairs)
         if "out" in pairs:
@@ -439,9 +437,6 @@ def main(pairs: dict[str, str]) -> None:
         print(f"{len(rows)} case(s) in {(time.perf_counter() - start) / 60:.1f} min; "
               "table=yes prints every figure (FLOPs, matmul peak, the reference's ratio)")
     if pairs.get("readme") == "yes":
-        from ..paths import project_root
-        from ..report.tables import replace_readme_block
-        from ..store import atomic_write_text
         if device != "cpu":
             raise ConfigError(f"bench: readme=yes with device={device!r}: the speed page's measured block is the "
                               "CPU's (a GPU's tables come from gpu-check's records under measurements/)")

@@ -34,8 +34,13 @@ from pathlib import Path
 import torch
 
 from ..config import ConfigError
-
+from ..engine.trainer import batch_size, network_size, run_bytes, train_batch
+from ..executors import sigterm_as_interrupt
+from ..executors.local import die_with_parent
+from ..paths import SPEED_PAGE, project_root
 from ..run_config import RunConfig
+from ..store import RunStore, atomic_write_text
+from ..store.files import tally_writes
 
 PROTOCOL_ROUNDS = 50
 PROTOCOL = {"full": dict(dataset="mnist", algorithm="fedsiam_d"),
@@ -73,7 +78,6 @@ def memory_model(cfg: RunConfig) -> dict:
     """What the trainer's memory model says of `cfg`'s runs: its network's parameters and saved elements per
     image (trainer.network_size), the bytes a run adds to a batch (trainer.run_bytes) and, on CUDA, the batch
     trainer.batch_size allows on this device's memory."""
-    from ..engine.trainer import batch_size, network_size, run_bytes
     parameters, activations = network_size(cfg)
     model = {"parameters": parameters, "saved_elements_per_image": activations,
              "bytes_per_run": run_bytes(cfg, parameters, activations)}
@@ -119,10 +123,6 @@ def _level_process(batch: list[RunConfig], root: str, barrier, out) -> None:
     """One process of a level: trains `batch` for its 2 rounds into the store at `root`, waiting after
     round 1 for the level's other processes; puts round 2's seconds and writes, the whole's writes and
     the process's peak memory."""
-    from ..engine.trainer import train_batch
-    from ..executors.local import die_with_parent
-    from ..store import RunStore
-    from ..store.files import tally_writes
     die_with_parent()
     device = batch[0].device
     done, timed, held = {1: 0, 2: 0}, {}, ExitStack()
@@ -213,7 +213,6 @@ def measure(size: str = "full", device: str = "cpu", batches=None, processes=Non
             on_row=None) -> list[dict]:
     """One row per level of plan_levels (LEVELS' for those not given), each measured in a store of its own
     that is removed after it; `on_row(row)` as soon as a level is measured."""
-    from ..executors import sigterm_as_interrupt
     defaults = LEVELS[device]
     levels = plan_levels(defaults["batches"] if batches is None else batches,
                          defaults["processes"] if processes is None else processes,
@@ -267,7 +266,6 @@ def machine(device: str) -> dict:
 
 def records(root: Path | None = None) -> list[dict]:
     """Every runs-per-hour record under measurements/, oldest folder first."""
-    from ..paths import project_root
     root = root or project_root() / "measurements"
     return [json.loads(p.read_text()) | {"folder": p.parent.name} for p in sorted(root.glob(f"*/{RECORD}"))]
 
@@ -314,7 +312,6 @@ def main(pairs: dict[str, str]) -> list[dict]:
 
     def keep(row: dict | None) -> None:
         """The record as it stands, written over the last (atomically: a kill mid-write leaves the last)."""
-        from ..store import atomic_write_text
         if row is not None:
             print(line(row), flush=True)
             record["rows"].append(row)
@@ -333,7 +330,7 @@ def main(pairs: dict[str, str]) -> list[dict]:
     print(f"{len(rows)} level(s) in {record['minutes']:.1f} min" + (f"; wrote {out / RECORD}" if out else ""),
           file=sys.stderr, flush=True)
     if pairs.get("readme") == "yes":
-        from ..paths import SPEED_PAGE, project_root
+        # pandas (report.tables), kept out of the spawned levels: their resident memory is measured (_peak)
         from ..report.tables import replace_readme_block
         for page in ("README.md", SPEED_PAGE):          # the README's small table and the speed page's
             if not replace_readme_block(README_START, README_END, readme_block(records()), project_root() / page):

@@ -13,8 +13,12 @@ import time
 from typing import Callable
 
 import torch
+import torchvision
+import torchvision.transforms as T
+from torch.utils.data import DataLoader, Dataset, Subset
 
 from ..algorithms.base import labeled_repeats_of, mixed_plan
+from ..data.datasets import data_root
 from ..run_config import RunConfig
 from ..engine.federation import Federation
 
@@ -82,15 +86,10 @@ def loop_rounds(cfg: RunConfig, steps: int | None = None, seconds: float | None 
     epoch over them `labeled_repeats` times as the engine's (FedSiam's authors: get_train_idxs);
     with `steps` or `seconds`, only its first client steps (_spent; no average: the model stays the
     last whole round's)."""
-    import torchvision.transforms as T
-    from torch.utils.data import DataLoader, Dataset, Subset
-
     fed = Federation.build(cfg)
     data, device = fed.data, fed.ctx.device
 
     if cfg.dataset == "mnist":       # the papers' own: torchvision's MNIST, PIL images, ToTensor + Normalize
-        import torchvision
-        from ..data.datasets import data_root
         dataset = torchvision.datasets.MNIST(str(data_root()), train=True, download=False,
                                              transform=T.Compose([T.ToTensor(), T.Normalize(data.mean, data.std)]))
     else:                            # synthetic images: a tensor dataset with the same per-sample Normalize
@@ -140,11 +139,6 @@ def loop_siamese_rounds(cfg: RunConfig, steps: int | None = None, seconds: float
     target model (deep copies), CE on the labeled samples plus the MSE between the two nets' softmax
     outputs, an EMA of the target after each step; the online models are averaged. With `steps` or
     `seconds`, as loop_rounds."""
-    import torchvision
-    import torchvision.transforms as T
-    from torch.utils.data import DataLoader, Subset
-
-    from ..data.datasets import data_root
     fed = Federation.build(cfg)
     data, device = fed.data, fed.ctx.device
     if cfg.dataset != "mnist":

@@ -37,7 +37,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import torch
+import torchvision
+import torchvision.transforms as T
+from torch.utils.data import DataLoader
 
+from ..data import datasets
+from ..data.datasets import data_root, load_dataset
+from ..engine import federation, trainer
+from ..store import atomic_write_text, run_store
+from ..store.files import tally_writes
+from ..store.run_store import RunRecorder, RunStore
 from ..config import ConfigError
 from ..engine.federation import Federation
 from ..run_config import RunConfig
@@ -113,11 +122,6 @@ def patched(replacements: list[tuple[Any, str, Any]]) -> Iterator[None]:
 def measure_run(cfg: RunConfig, root: Path) -> dict:
     """Train `cfg` with `train()` into a run store at `root` (which must hold no such run), its time split into
     data, train, eval, store and other (the module's docstring), per round and in all."""
-    from ..data import datasets
-    from ..engine import federation, trainer
-    from ..store import run_store
-    from ..store.files import tally_writes
-    from ..store.run_store import RunRecorder, RunStore
     t = Timers()
     rounds: list[dict] = []
     together, record_round = trainer.run_rounds_together, RunRecorder.record_round
@@ -177,7 +181,6 @@ def _share(rounds: list[dict]) -> dict:
 @torch.no_grad()
 def papers_test(model: torch.nn.Module, dataset) -> float:
     """Test accuracy in % as the papers' code takes it (test_img): eval mode, a DataLoader, the summed loss."""
-    from torch.utils.data import DataLoader
     model.eval()
     correct, loss = 0, 0.0
     for x, y in DataLoader(dataset, batch_size=TEST_BATCH):
@@ -190,9 +193,6 @@ def papers_test(model: torch.nn.Module, dataset) -> float:
 def measure_loop(cfg: RunConfig, budget_s: float = BUDGET_S) -> dict:
     """The papers' loop for up to cfg.rounds rounds, each with the papers' evaluation, stopping after the round
     that passes `budget_s` seconds (its own rounds; its setup not counted)."""
-    import torchvision
-    import torchvision.transforms as T
-    from ..data.datasets import data_root, load_dataset
     began = time.perf_counter()
     run = loop_rounds(cfg)
     data = load_dataset(cfg.dataset)
@@ -274,7 +274,6 @@ def main(pairs: dict[str, str], protocol: dict, cpu: str) -> dict:
              "config": cfg.to_dict(), "imports": imports, "run": run, "loop": loop,
              "loop_vs_engine": loop["end_to_end_s"] / run["steady"]["end_to_end_s"]}
     if "out" in pairs:
-        from ..store import atomic_write_text
         atomic_write_text(Path(pairs["out"]), json.dumps(found, indent=1, sort_keys=True) + "\n")
         print(f"record: {pairs['out']}", flush=True)
     return found

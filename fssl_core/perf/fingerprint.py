@@ -25,6 +25,8 @@ from typing import Any
 import torch
 
 from ..config import ConfigError
+from ..engine.federation import Federation
+from ..run_config import RunConfig
 
 ROUNDS = 6
 PROTOCOL = dict(dataset="mnist", partition="iid", labeled_ratio=0.1, clients=100, clients_per_round=10, local_epochs=1,
@@ -66,8 +68,6 @@ def digest(obj: Any, h: "hashlib._Hash") -> None:
 
 def case_digest(name: str, rounds: int = ROUNDS) -> str:
     """The hex digest of case `name` after `rounds` rounds (cohort trainer unless the case says)."""
-    from ..run_config import RunConfig
-    from ..engine.federation import Federation
     cfg = RunConfig(**{**PROTOCOL, "trainer": "cohort", **CASES[name]})
     fed = Federation.build(cfg)
     state, metrics = fed.initial_state(), []

@@ -30,7 +30,11 @@ from typing import Any, Callable
 
 import torch
 
+from . import bench
+from .. import __version__
+from ..algorithms.fedmatch import FedMatch
 from ..config import ConfigError
+from ..engine.federation import DeviceUnavailable, Federation
 
 from ..run_config import RunConfig
 from .gpu_check_report import GRACE_S, Check, Step
@@ -72,7 +76,6 @@ def cohort_config(algorithm: str, extra: dict, device: str) -> tuple[RunConfig, 
 
 @contextmanager
 def helper_interval(interval: int | None):
-    from ..algorithms.fedmatch import FedMatch
     saved = FedMatch.helper_interval
     FedMatch.helper_interval = saved if interval is None else interval
     try:
@@ -92,7 +95,6 @@ def cohort_difference(algorithm: str, role: str, extra: dict, device: str) -> di
     Where they differ beyond the tolerance, the sequential trainer runs a second time: a repeat that
     differs too points at a kernel that is not deterministic on the device, one that does not at the
     trainers themselves (`sequential_repeat_diff`)."""
-    from ..engine.federation import Federation
     cfg, interval = cohort_config(algorithm, extra, device)
 
     def trained(trainer: str) -> dict:
@@ -113,8 +115,6 @@ def cohort_difference(algorithm: str, role: str, extra: dict, device: str) -> di
 
 def environment(device: str) -> dict:
     """Where the check ran; the flags read after a Federation is built, as runs train under them."""
-    from .. import __version__
-    from ..engine.federation import Federation
     Federation.build(RunConfig(device=device, dataset="mnist"))
     cuda = device == "cuda"
     driver = None
@@ -162,7 +162,6 @@ def cohort_step(step: Step, device: str, size: str) -> None:
 
 
 def bench_step(step: Step, device: str, size: str) -> None:
-    from . import bench
     if size == "full":
         cases, rounds, steps = tuple(bench.CASES), bench.ROUNDS, bench.CUDA_STEPS
     else:
@@ -194,7 +193,6 @@ STEPS: dict[str, Callable[[Step, str, str], None]] = {
 def run_check(device: str = "cuda", size: str | None = None, out: str | Path = "gpu-check", budget: float = 360.0,
               steps: tuple[str, ...] = tuple(SHARES)) -> dict:
     """Run `steps` (their shares renormalised over those chosen) within `budget` seconds; the report."""
-    from ..engine.federation import DeviceUnavailable
     if device == "cuda" and not torch.cuda.is_available():
         raise DeviceUnavailable("gpu-check device=cuda: no CUDA device is available here (torch.cuda.is_available() "
                                 "is False); use device=cpu")

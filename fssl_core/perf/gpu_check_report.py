@@ -130,6 +130,8 @@ def _table(rows: list[dict]) -> list[str]:
 
 
 def markdown(report: dict) -> str:
+    # bench (torchvision, pandas), kept out of gpu_check_runs' spawned runs, which import this module and whose
+    # start-up is measured
     from .bench import markdown as bench_markdown
     state = "finished" if report["finished"] else report.get("stopped", "in progress or stopped")
     lines = [f"# GPU check: {report['device']}, size {report['size']}", "",

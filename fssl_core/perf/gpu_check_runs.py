@@ -15,8 +15,11 @@ from typing import Any
 
 import torch
 
+from ..engine.trainer import train
+from ..executors.local import die_with_parent
 from .gpu_check_report import Step
 from ..run_config import RunConfig
+from ..store import RunStore
 
 
 # the resume check: TINY of test_store.py on 10,000 training images, evaluated at the last round only;
@@ -38,9 +41,6 @@ def _train(roots: list[str], cfg: dict, mark_after: int = 0, trained_log: str | 
     """A run in its own process, trained (or resumed) into each store of `roots` in turn. After round
     `mark_after` is checkpointed it touches <root>/checkpointed (the kill's cue); `trained_log` gets each
     round it trains."""
-    from ..executors.local import die_with_parent
-    from ..store import RunStore
-    from ..engine.trainer import train
     die_with_parent()       # a SIGKILL of the check leaves no run behind
     for root in roots:
         def after_round(r: int, root: str = root) -> None:
@@ -68,7 +68,6 @@ NOT_COMPARED = frozenset({"seconds", "seconds_per_round", "run_dir", "digest", "
 def compare_runs(cfg: RunConfig, a: Path, b: Path) -> list[str]:
     """What differs between the finished runs of `cfg` in stores `a` and `b`: metrics fields (timing aside),
     summary fields, tensors of the final state (torch.equal); [] when bit-identical."""
-    from ..store import RunStore
     ra, rb = RunStore(a).load(cfg), RunStore(b).load(cfg)
     if ra is None or rb is None:
         return [f"not finished in {a if ra is None else b}"]
@@ -125,9 +124,6 @@ def resume_step(step: Step, device: str, size: str) -> None:
 
 def _timed_run(root: str, cfg: dict, worker: int, events) -> None:
     """A throughput run in its own process, reporting when each round ends (wall clock) and when it is done."""
-    from ..executors.local import die_with_parent
-    from ..store import RunStore
-    from ..engine.trainer import train
     die_with_parent()       # a SIGKILL of the check leaves no run behind
     try:
         train(RunConfig.from_dict(cfg), RunStore(root), progress=False,

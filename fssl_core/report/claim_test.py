@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+import numpy as np
+
 
 MIN_SEEDS = 3                 # a claim is tested only from this many seeds a side
 ALPHA = 0.05                  # two-sided
@@ -218,7 +220,7 @@ def printed(row) -> float:
 def _student_t():
     """scipy's Student t, imported where a test is computed: a plan (`reproduce --dry-run`) reads this module's
     verdict names through report.tables, and scipy.stats takes over half a second to import."""
-    from scipy.stats import t
+    from scipy.stats import t       # scipy.stats: over half a second, off a plan's path (as the docstring says)
     return t
 
 
@@ -237,8 +239,7 @@ def welch_power(delta: float, sds: tuple[float, float], n: tuple[int, int], alph
     So the power is the mean over the variances of Φ((δ − c)/σ_d) + Φ((−δ − c)/σ_d), c = t(ν̂)·ŝe, computed on
     a grid of `grid` χ² quantiles a side (midpoints; tests/test_claim_test.py checks it against a Monte Carlo).
     Unlike (t_α + t_β)·se, which holds se and ν fixed, this counts their sampling too."""
-    import numpy as np
-    from scipy.stats import chi2, norm
+    from scipy.stats import chi2, norm      # scipy where a test is computed, as _student_t's
     (s1, s2), (n1, n2) = sds, n
     sigma_d = math.sqrt(s1 ** 2 / n1 + s2 ** 2 / n2)
     probs = (np.arange(grid) + 0.5) / grid

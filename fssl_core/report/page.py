@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .claim_test import MIN_SEEDS, POWER, REFUTED
-from ..paths import results_dir
+from ..paths import SEPARATE_PROFILES, results_dir
 from ..profiles import PROFILES
 from .claim_words import claims_in_words, multiplicity
 from .tables import (CLAIM_COLUMNS, NEEDS_DATA, PARITY_POINTS, README_END, README_START, WITHIN_POINTS,
@@ -39,7 +40,6 @@ def merge_results(profile_name: str, notebook_seconds: dict[str, float] | None =
     """Merge the profile's results/*.csv into report.csv and REPORT.md; the README's summary follows
     the committed results (quick and paper), never a smoke or headline slice. A pure function of the
     rows: the papers' pieces (`far_cell_causes`, `claim_comparisons`) read them, nothing reruns."""
-    from ..paths import SEPARATE_PROFILES
     folder = results_dir(profile_name)
     frame = published_results(folder)
     atomic_write_text(folder / "report.csv", frame.to_csv(index=False))
@@ -63,7 +63,6 @@ GLANCE_START, GLANCE_END = "<!-- at-a-glance:start -->", "<!-- at-a-glance:end -
 def _claims_said(counted: str, away: bool) -> str:
     """claims_counted's "k of n tested (d decided), rest" as a clause; `away`: tested where the paper's cells
     were not measured (another data set, a reduced protocol), so not the paper's own verdicts."""
-    import re
     found = re.match(r"(\d+) of (\d+) tested(?: \((\d+) decided\))?(?:, )?(.*)", counted)
     if not found:
         return "no claim tested"
@@ -102,7 +101,6 @@ def readme_summary(frame: pd.DataFrame, far_cell_causes: FarCellCauses | None = 
                    claim_comparisons: ClaimComparisons | None = None) -> str:
     """The README's results block: the summary table, its columns said in wrapped prose, and where the claims
     are (every claim row, its verdict, power line and Holm-adjusted verdict are in REPORT.md's summary)."""
-    import textwrap
     table = summary(frame, far_cell_causes, claim_comparisons)
     words = claims_in_words(claim_verdicts(frame, claim_comparisons))
     said = (f"Per paper: its printed cells, counted at the best protocol measured (the paper's, else a reduced one); "

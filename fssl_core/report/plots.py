@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
+from PIL import Image
 
 from ..paths import figures_dir
 
@@ -289,7 +290,6 @@ def rows_digest(frame: pd.DataFrame) -> str:
 
 def figure_source(path: Path) -> str | None:
     """The rows digest a figure was saved with (save_figure's `source`), or None."""
-    from PIL import Image
     with Image.open(path) as image:
         return image.text.get(SOURCE_KEY) if hasattr(image, "text") else None
 

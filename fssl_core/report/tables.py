@@ -27,7 +27,7 @@ from .claim_test import (BY_CONSTRUCTION, CUT_OFF, HOLDS, MIN_SEEDS, NOT_MEASURE
 from ..run_config import RunConfig
 from ..paths import project_root, results_dir
 from ..profiles import REDUCED, Profile
-from ..store import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text
+from ..store import AT_CHANCE, MEASURED, RunResult, RunStore, atomic_write_text, exclusive
 
 COLUMNS = ["paper", "table", "setting", "labeled", "dataset", "method", "metric", "paper_value",
            "reproduced_value", "reproduced_std", "n_runs", "profile", "device", "seconds", "status", "run_ids"]
@@ -390,7 +390,6 @@ def _far_cells_with_cause(paper: str, frame: pd.DataFrame, done: pd.DataFrame, f
 def replace_readme_block(start: str, end: str, body: str, readme: Path | None = None) -> bool:
     """Put `body` between the `start` and `end` markers of `readme` (default: the project's README.md),
     atomically; False when the file or a marker is missing."""
-    from ..store import exclusive
     readme = Path(readme) if readme is not None else project_root() / "README.md"
     if not readme.exists():
         return False

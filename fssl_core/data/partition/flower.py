@@ -134,7 +134,7 @@ def flower_clients(labels, num_classes, num_clients, seed, cls, arguments, text)
     """Each partition's rows of the training set, sorted, as the partitioner `cls(**arguments)` gives them."""
     where = f"{where_of(NAME)}: flwr_partitioner={text!r}"
     try:
-        import datasets
+        import datasets     # datasets, flwr_datasets: the [flower] extra, absent from a plain install
         from flwr_datasets import partitioner as flower
     except ImportError:
         raise PartitionError(f"{where}: needs Flower Datasets: pip install -e '.[flower]'") from None

@@ -3,6 +3,8 @@ extending it, 计算机工程 2022): one folder, since the journal reruns the co
 its own aggregation, and both papers' rows are read off the same runs where they print the same
 experiment (README.md). Cells in cells.py, claims in claims.py, the CIFAR-10 figure notebooks' shared
 steps in figures.py, each paper's printed numbers in values_fedfreq.csv and values_fedloss.csv."""
+import importlib
+
 from . import plans
 from .plans import NOTEBOOK_PLANS
 from .cells import (BEST_WEIGHTS, CIFAR, CIFAR_METRICS, CIFAR_QUICK, CIFAR_SETTINGS, EN_CHANGES, EN_METHOD, EN_PAPER,
@@ -40,7 +42,6 @@ CLAIM_EXPLANATIONS = {**{(PAPER, metric): 'notebooks/fedmix_streaming_fmnist, "W
 def __getattr__(name: str):
     """figures.py's functions (draw_cifar_figure, publish_cifar_figure, streaming_figure), imported when a notebook
     first reads one: they bring matplotlib.pyplot, which a plan (`reproduce --dry-run`) of this package never needs."""
-    import importlib
     figures = importlib.import_module(f"{__name__}.figures")     # binds the submodule: `fedmix.figures` reads it
     if name == "figures":
         return figures

@@ -8,7 +8,11 @@ import math
 import pandas as pd
 
 from ...report.claim_test import Comparison, Side, claim_run_ids, row_side
+from ...paths import project_root, runs_dir
 from ...profiles import PROFILES
+from ...run_config import RunConfig
+from ...store import RunStore
+from ...store.files import Damage, read_json
 from ...report.tables import COLUMNS
 from .cells import PAPER, QUICK, STREAMING, STREAMING_SETTING, paper_config, paper_value
 
@@ -28,10 +32,6 @@ def runs_peaking_last(results: pd.DataFrame, method: str, rounds: int | None) ->
     hit = results[(results.method == method) & (results.metric == "best_round")].dropna(subset=["reproduced_value"])
     if rounds is None or hit.empty:
         return 0
-    from ...run_config import RunConfig
-    from ...paths import project_root, runs_dir
-    from ...store import RunStore
-    from ...store.files import Damage, read_json
     stores = [RunStore(root) for root in dict.fromkeys((runs_dir(), project_root() / "runs"))]   # this run store, the committed one
     at_last, read = 0, 0
     ids = str(hit.iloc[0].get("run_ids", "") or "").split()

@@ -6,14 +6,23 @@ hoc); every other reading shown as exploratory, their code's own reruns as prove
 results (`explain_published`, which the README's summary counts)."""
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 from pathlib import Path
 from typing import NamedTuple
 
 import pandas as pd
+import torch
 
+from ...algorithms.base import mixed_plan
+from ...algorithms.fedsiam import ema_alpha
+from ...data.datasets import shape_of
+from ...learning.batches import DataView
+from ...paths import project_root
 from ...report.claim_test import MIN_SEEDS, Interval, Side, welch
-from ...run_config import RunConfig
+from ...run_config import RunConfig, defaults
+from ...store import RunStore
 from ...report.tables import WITHIN_POINTS, Cell, best_protocol, is_claim, large_deltas
 from .cells import TABLE6_METHODS, TABLE6_SETTINGS
 
@@ -229,9 +238,6 @@ def first_commits(run_ids: set[str], root=None) -> dict[str, str] | None:
     """The commit that first added each run's result.json (run id -> full hash), by `git log` over the
     project's history; None where git or the history is not there (an installed package). Ids never
     committed are left out."""
-    import subprocess
-
-    from ...paths import project_root
     root = root or project_root()
     try:
         out = subprocess.run(["git", "log", "--reverse", "--diff-filter=A", "--format=@%H", "--name-only", "--",
@@ -251,9 +257,6 @@ def first_commits(run_ids: set[str], root=None) -> dict[str, str] | None:
 
 def commits_after(commit: str, root=None) -> set[str] | None:
     """Every commit of HEAD's history that comes after `commit` (None without git or that commit)."""
-    import subprocess
-
-    from ...paths import project_root
     try:
         out = subprocess.run(["git", "rev-list", f"{commit}..HEAD"], cwd=root or project_root(), capture_output=True,
                              text=True, check=True).stdout
@@ -267,9 +270,6 @@ def computation_key(config: dict) -> str:
     `*revision*` field, with the fields a config of its time did not write filled by RunConfig's defaults (so a
     config written before a field existed, e.g. `precision`, keys as one written after). "The same method, cell
     and protocol": a run of it under any id, at any seed, is the same computation."""
-    import json
-
-    from ...run_config import defaults
     full = {**defaults(), **config}
     return json.dumps({k: v for k, v in full.items() if k != "seed" and "revision" not in k}, sort_keys=True,
                       default=str)
@@ -277,10 +277,6 @@ def computation_key(config: dict) -> str:
 
 def configs_committed_by(commit: str, root=None) -> list[dict] | None:
     """Every runs/*/config.json ever added in `commit`'s history (up to and with it), as committed; None without git."""
-    import json
-    import subprocess
-
-    from ...paths import project_root
     root = root or project_root()
     try:
         log = subprocess.run(["git", "log", commit, "--diff-filter=A", "--format=@%H", "--name-only", "--",
@@ -328,9 +324,6 @@ def prospective(run_ids: list[list[str]], rule_commit: str = RULE_COMMIT, root=N
 
 
 def _key_of_run(run_id: str, root: Path | None) -> str | None:
-    import json
-
-    from ...paths import project_root
     path = (root or project_root()) / "runs" / run_id / "config.json"
     return computation_key(json.loads(path.read_text())) if path.exists() else None
 
@@ -411,11 +404,6 @@ def explain_published(frame: pd.DataFrame, points: float = WITHIN_POINTS, dated:
 def client_steps_per_round(cfg: RunConfig) -> int:
     """SGD steps of one local training of an IID client of `cfg` (|D|/K samples, γ of them labeled),
     from the plan FedSiam trains with."""
-    import torch
-
-    from ...algorithms.base import mixed_plan
-    from ...learning.batches import DataView
-    from ...data.datasets import shape_of
     n = shape_of(cfg.dataset).num_train // cfg.clients
     labeled = math.floor(cfg.labeled_ratio * n + 0.5)
     view = DataView(torch.empty(labeled), torch.empty(n - labeled))
@@ -427,8 +415,6 @@ def alpha_reached(cells: list[Cell], store=None) -> pd.DataFrame:
     R_G·B/K picks (α^k counts the client's own SGD steps, algorithms/fedsiam.py), and, per run, the
     first other variant whose per-round accuracies are identical, i.e. the α_max rows the schedule
     cannot tell apart."""
-    from ...algorithms.fedsiam import ema_alpha
-    from ...store import RunStore
     store = store or RunStore()
     rows, curves = [], {}
     for cell in cells:
