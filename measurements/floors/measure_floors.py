@@ -16,11 +16,21 @@ The bisection assumes that a version passes when the ones above it pass (it test
 down past a release pip cannot install yet, then halves); the version just below each floor is always one it
 tested and saw fail, unless the floor is the lowest searched.
 
-torch is measured by the resolver only (step 1): each candidate is a >= 2.5 GB download from PyPI (a CUDA
-build and its libraries), so no functional check runs; floors.json says so and keeps the declared floor.
+torch is measured the same way but borrows nothing: step 2 installs the candidate torch too, with the torchvision
+the resolver picks for it (torchvision pins its torch: 2.4 takes 0.19, 2.3 0.18, ...) and the nvidia-* libraries
+of PyPI's CUDA build (some 2.5 GB a candidate, run on the CPU); no .pth is written, and the probe checks torch
+and torchvision are the venv's own. Its checks train tiny runs on the CPU through both trainers (the cohort
+trainer against the sequential one, a batch of runs against each run alone, resumes after an exception, a kill -9
+and an interrupted batch against uninterrupted runs), read checkpoints back, and run the models', partitions' and
+configs' tests: each compares two computations on the candidate, never a float recorded on another torch (the
+fingerprint, verify and paper-value tests are left out; the list and why beside DEPENDENCIES' torch). The search
+starts at the declared floor, not the newest: 2.14.1 is the project's own torch, where the whole suite runs, and
+is not downloaded again; below the start if it passes, above it if not. --budget-min stops the search between
+candidates: the floor is then the lowest version seen passing, and floors.json names the versions left untested.
 
     python measurements/floors/measure_floors.py                 # every dependency: over an hour on 2 loaded cores
     python measurements/floors/measure_floors.py --only ray,mlflow
+    python measurements/floors/measure_floors.py --only torch --budget-min 60   # some 10 min a torch candidate
     python measurements/floors/measure_floors.py --readme        # README.md again from floors.json
 
 Writes floors.json (after every candidate) and README.md (its table, generated) beside this file. Runs one
@@ -56,6 +66,7 @@ BORROWED = ("torch", "torchvision")
 PIP_TIMEOUT_S = 1800
 NEWEST_TRIES = 3                # the newest releases tried for one that passes, where the bisection starts
 DELETIONS: list[subprocess.Popen] = []
+MIN_FREE_GB = 10                # a candidate that installs torch starts only with this much disk free
 CHECK_TIMEOUT_S = 1200
 
 
@@ -73,6 +84,11 @@ class Dependency:
     checks: tuple[tuple[str, ...], ...] = ()   # pytest argument lists, each must pass with no skip
     resolve_only: bool = False
     lowest_first: bool = False     # try the lowest right after the newest (expected to pass: one probe, not log2 n)
+    borrows: bool = True           # torch and torchvision from the project's venv (step 3); False: installed too
+    test_requirements: tuple[str, ...] = ("pytest",)   # installed beside the requirements, for the checks
+    first: str | None = None       # tried first instead of the newest (the declared floor): passes, the search
+                                   # goes below it; fails, above it, up to the newest
+    newest_known: bool = False     # the newest passes without a candidate venv (the project's own version)
     note: str = ""                 # what the README says beside the floor
     probes: list = field(default_factory=list)
 
@@ -118,13 +134,36 @@ DEPENDENCIES = [
         # the executor's own tests: not the smoke reproductions (notebooks) nor the one that needs MLflow
         checks=(("tests/test_executor_ray.py", "-k", "not smoke_reproduction and not tracked_run"),)),
     Dependency(
-        key="torch", package="torch", extras=("dependencies",), pin="torch=={v}", resolve_only=True,
+        key="torch", package="torch", extras=("dependencies",), pin="torch=={v}",
         since=None, until="2.14.1", why_since="every release this Python has, up to 2.14.1, where this machine's pip "
-                                              "constraints (/etc/xdg/pip/constraints.txt) cap torch"),
+                                              "constraints (/etc/xdg/pip/constraints.txt) cap torch",
+        # installed for real, torchvision and the nvidia libraries with it (the resolver picks the torchvision of
+        # the pinned torch); the project's venv lends nothing. The newest, 2.14.1, is the project's own: the
+        # bisection starts at the declared floor instead of downloading it (>= 2.5 GB a candidate)
+        borrows=False, first="2.4.0", newest_known=True, test_requirements=("pytest", "hypothesis"),
+        imports=("torch", "torchvision", "fssl_core.engine.trainer", "fssl_core.learning.cohort"),
+        note="below 2.3 torch._C._functorch has no maybe_current_level (fssl_core/models/grouped.py, the cohort "
+             "trainer's grouped op, imports it); the newest, 2.14.1, not tried here: the project's own torch",
+        # tiny runs through both trainers on the CPU: the cohort trainer (torch.func.vmap, functional_call)
+        # against the sequential one, a batch of runs against each run alone, resumes (after an exception, a
+        # kill -9, an interrupted batch) against uninterrupted runs, checkpoints read back (torch.load
+        # weights_only), the SGD against torch.optim.SGD, the models, partitions and configs. Each compares
+        # two computations on the same torch, never a float recorded on another: tests/test_fingerprint.py,
+        # test_verify.py, test_paper_values.py and test_readme_numbers.py are left out (committed numbers),
+        # so is test_run_ids.py (committed runs/, not in the snapshot; no torch), and test_config's notebook
+        # plans (notebooks/, not in the snapshot; no torch). Of test_cohort/test_trainer,
+        # the algorithms of gpu_check.TINY_COHORT (fedavg, fedsiam_d, fedmix: one of each trainer path), for
+        # time, and not test_trainer's README table (README.md, docs/: not in the snapshot)
+        checks=(("tests/test_training.py", "tests/test_models.py", "tests/test_partition.py", "tests/test_config.py",
+                 "tests/test_store.py", "tests/test_store_integrity.py", "-k",
+                 # nor what skips (a skip fails a check): the two parameters every partition reads, and the
+                 # flwr_datasets partition (the [flower] extra's, measured above)
+                 "not every_notebook_plan and not (does_not_read_it and (labeled_ratio or stream_parts)) "
+                 "and not flwr_datasets"),
+                ("tests/test_cohort.py", "tests/test_trainer.py", "-k",
+                 "not readme and not fedavg_plus and not fedsiam_pi and not fedsiam_mt and not fedsiam_nosiam "
+                 "and not fedsem and not fedfixmatch and not fedmatch and not fedcon"))),
 ]
-# torch's floor is not measured functionally (see the docstring): the declared one, and why it stays
-TORCH_DECLARED = ("2.4", ("declared, not measured: no functional check ran below 2.14.1 (each candidate a >= 2.5 GB "
-                          "download); the resolver accepts every torch from {floor} up, beside numpy {numpy}"))
 
 
 def log(message: str) -> None:
@@ -199,13 +238,17 @@ def snapshot() -> Path:
 
 
 def probe_code(dep: Dependency, version: str) -> str:
-    """Imports dep's modules; fails unless the candidate is the venv's own and torch the borrowed one."""
+    """Imports dep's modules; fails unless the candidate is the venv's own and torch the borrowed one (or, for a
+    dependency that borrows nothing, torch and torchvision the venv's own)."""
+    torch_from = repr(str(MAIN_SITE)) if dep.borrows else "sys.prefix"
     return (f"import importlib, importlib.metadata as md, sys\n"
             f"mods = [importlib.import_module(m) for m in {list(dep.imports)!r}]\n"
             f"assert md.version({dep.package!r}) == {version!r}, ('installed', md.version({dep.package!r}))\n"
             f"assert mods[0].__file__.startswith(sys.prefix), ('not the venv\\'s', mods[0].__file__)\n"
-            f"import torch; assert torch.__file__.startswith({str(MAIN_SITE)!r}), torch.__file__\n"
-            f"print({dep.package!r}, md.version({dep.package!r}), 'torch', torch.__version__)\n")
+            f"import torch, torchvision\n"
+            f"for m in (torch, torchvision): assert m.__file__.startswith({torch_from}), m.__file__\n"
+            f"print({dep.package!r}, md.version({dep.package!r}), 'torch', torch.__version__, "
+            f"'torchvision', torchvision.__version__, 'numpy', md.version('numpy'))\n")
 
 
 def measure(dep: Dependency, version: str, floors: dict, source: Path) -> dict:
@@ -220,7 +263,7 @@ def measure(dep: Dependency, version: str, floors: dict, source: Path) -> dict:
         python = str(venv / "bin" / "python")
         pip = [sys.executable, "-m", "pip", "--python", python, "install", "--no-input"]
         extra = [re.sub(r"\{floor:(.+?)\}", lambda m: floors[m.group(1)], r) for r in dep.with_]
-        # the candidate replaces fssl's own requirement on it (torch>=2.4 would refuse every torch below 2.4)
+        # the candidate replaces fssl's own requirement on it (torch>=2.3 would refuse every torch below 2.3)
         core = [r for r in core_requirements(source) if requirement_name(r) != dep.package]
         wanted = core + [dep.pin.format(v=version)] + extra
         report = venv / "report.json"
@@ -234,21 +277,27 @@ def measure(dep: Dependency, version: str, floors: dict, source: Path) -> dict:
                   for item in json.loads(report.read_text())["install"]}
         row["resolved"], row["torch"] = True, chosen.get("torch")
         row["reason"] = f"resolved {len(chosen)} packages" + "".join(
-            f", {name} {chosen[name]}" for name in ("torch", "numpy", "sqlalchemy", "ray", "rich", "flwr", "flwr-datasets", "mlflow-skinny")
+            f", {name} {chosen[name]}" for name in ("torch", "torchvision", "numpy", "sqlalchemy", "ray", "rich", "flwr",
+                                                    "flwr-datasets", "mlflow-skinny")
             if name in chosen and name != dep.package)
         if dep.resolve_only:
             return row
         constraints = venv / "constraints.txt"
         constraints.write_text("".join(f"{name}=={v}\n" for name, v in sorted(chosen.items())))
-        without = [r for r in wanted if requirement_name(r) not in BORROWED]
-        code, output, seconds = run(pip + ["-c", str(constraints), *without, "pytest"], PIP_TIMEOUT_S)
+        without = [r for r in wanted if not dep.borrows or requirement_name(r) not in BORROWED]
+        if not dep.borrows:          # gigabytes each: the venvs deleted so far are gone before this one fills
+            for deletion in DELETIONS:
+                deletion.wait()
+        code, output, seconds = run(pip + ["-c", str(constraints), *without, *dep.test_requirements], PIP_TIMEOUT_S)
         row["install_seconds"], row["installed"] = round(seconds, 1), code == 0
         if code:
             row["reason"] = "install: " + pip_reason(output)
             return row
-        # appended after the venv's own site-packages: the venv's packages win, torch comes from the project
-        site = next((venv / "lib").glob("python*/site-packages"))
-        (site / "zz_fssl_floors_project_venv.pth").write_text(f"import site; site.addsitedir({str(MAIN_SITE)!r})\n")
+        if dep.borrows:
+            # appended after the venv's own site-packages: the venv's packages win, torch comes from the project
+            site = next((venv / "lib").glob("python*/site-packages"))
+            (site / "zz_fssl_floors_project_venv.pth").write_text(
+                f"import site; site.addsitedir({str(MAIN_SITE)!r})\n")
         # PYTHONPATH: the snapshot's fssl_core in every process, Ray's workers and Flower's too (not only cwd's)
         env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(source),
                "FSSL_DATA": os.environ.get("FSSL_DATA", str(ROOT.parent / "shared" / "data"))}
@@ -256,6 +305,7 @@ def measure(dep: Dependency, version: str, floors: dict, source: Path) -> dict:
         if code:
             row["check_passed"], row["check"] = False, "import: " + (output.strip().splitlines() or ["?"])[-1][:300]
             return row
+        row["probe"] = next((line for line in output.splitlines() if line.startswith(f"{dep.package} ")), "")
         summaries = []
         for args in dep.checks:
             code, output, seconds = run([python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args],
@@ -285,14 +335,28 @@ def passes(row: dict, dep: Dependency) -> bool:
     return row["resolved"] and (dep.resolve_only or bool(row["check_passed"]))
 
 
+def stop_reason(dep: Dependency, clock: dict) -> str | None:
+    """Why no further candidate starts: the time budget (--budget-min) spent, or too little disk for a candidate
+    that installs torch (some 6 GB a venv, and pip's cache)."""
+    if clock.get("deadline") and time.monotonic() > clock["deadline"]:
+        return f"the time budget (--budget-min {clock['budget_min']}) ran out"
+    free_gb = shutil.disk_usage(WORK).free / 2**30
+    if not dep.borrows and free_gb < MIN_FREE_GB:
+        return f"{free_gb:.0f} GB free on {WORK}, under {MIN_FREE_GB}"
+    return None
+
+
 def bisect(dep: Dependency, versions: list[str], floors: dict, source: Path, record: dict, clock: dict) -> None:
-    """The lowest passing version, testing the newest first; writes the record after every candidate."""
+    """The lowest passing version, testing the newest first (or dep.first); writes the record after every
+    candidate. Stopped early (stop_reason), the floor is the lowest passing version tried, and the versions
+    between it and the highest failing one are named untested."""
     entry = record["dependencies"][dep.key]
     tried: dict[str, dict] = {}
 
     def test(i: int) -> bool:
         version = versions[i]
         if version not in tried:
+            log(f"[{dep.key}] {shutil.disk_usage(WORK).free / 2**30:.0f} GB free on {WORK}")
             left = remaining_probes(clock, dep.key, lo, hi)
             eta = f", ETA ~{left * clock['mean_s'] / 60:.0f} min for ~{left} candidates" if clock["mean_s"] else ""
             log(f"[{dep.key}] {version} ({i + 1} of {len(versions)} in range, probe {len(tried) + 1}{eta})")
@@ -309,23 +373,42 @@ def bisect(dep: Dependency, versions: list[str], floors: dict, source: Path, rec
         return passes(tried[version], dep)
 
     lo, hi = 0, len(versions) - 1
-    while not test(hi):            # a release pip cannot install yet (its parts not all published) is stepped over
-        if hi == 0 or len(tried) == NEWEST_TRIES:
-            entry["floor"], entry["note"] = None, f"the newest {len(tried)} fail: no floor"
-            return
-        hi -= 1
-    entry["newest_passing"] = versions[hi]
+    if dep.first:                  # the declared floor: below it if it passes, above it if not
+        start = versions.index(dep.first)
+        if test(start):
+            hi = start
+        else:
+            lo = start + 1
+    if not dep.newest_known or not dep.first:
+        while not test(hi):        # a release pip cannot install yet (its parts not all published) is stepped over
+            if hi == 0 or len(tried) == NEWEST_TRIES:
+                entry["floor"], entry["note"] = None, f"the newest {len(tried)} fail: no floor"
+                return
+            hi -= 1
+        entry["newest_passing"] = versions[hi]
     if dep.lowest_first:
         if test(lo):
             hi = lo
         else:
             lo = 1
     while lo < hi:
+        stop = stop_reason(dep, clock)
+        if stop:
+            log(f"[{dep.key}] stopped: {stop}")
+            # versions[lo:hi] untested between the floor and the highest failing version: none is "just below"
+            entry["floor"], entry["below_floor"], entry["untested"] = versions[hi], None, versions[lo:hi]
+            entry["highest_failing"] = versions[lo - 1] if lo > 0 and versions[lo - 1] in tried else None
+            entry["note"] = "; ".join(p for p in (entry.get("note"), f"stopped ({stop}): {', '.join(versions[lo:hi])} "
+                                                  f"untested") if p)
+            return
         mid = (lo + hi) // 2
         if test(mid):
             hi = mid
         else:
             lo = mid + 1
+    if versions[lo] not in tried and not test(lo):     # the newest, known to pass, is the only one left
+        entry["floor"], entry["note"] = None, f"{versions[lo]}, the newest, fails in a fresh venv: no floor"
+        return
     entry["floor"] = versions[lo]
     entry["below_floor"] = versions[lo - 1] if lo > 0 else None     # tested and failed, by the bisection
 
@@ -379,6 +462,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", default="", help="comma-separated keys of DEPENDENCIES (default: all)")
     parser.add_argument("--readme", action="store_true", help="write README.md from floors.json and stop")
+    parser.add_argument("--budget-min", type=float, default=0,
+                        help="start no candidate after this many minutes (0: none); the search stops where it is")
     args = parser.parse_args()
     if args.readme:
         README.write_text(readme(json.loads(RECORD.read_text())))
@@ -411,7 +496,8 @@ def main() -> None:
         plan.append((dep, versions))
         log(f"{dep.key}: {len(versions)} releases from {versions[0]} to {versions[-1]} ({dep.why_since})")
     clock = {"n": 0, "total_s": 0.0, "mean_s": 0.0, "order": [d.key for d, _ in plan],
-             "sizes": {d.key: math.ceil(math.log2(len(v))) + 1 for d, v in plan}}
+             "sizes": {d.key: math.ceil(math.log2(len(v))) + 1 for d, v in plan},
+             "budget_min": args.budget_min, "deadline": started + args.budget_min * 60 if args.budget_min else None}
     log(f"about {sum(clock['sizes'].values())} candidates to try, one at a time")
     floors = {k: e["floor"] for k, e in record["dependencies"].items() if e.get("floor")}
     needed = {m for d, _ in plan for r in d.with_ for m in re.findall(r"\{floor:(.+?)\}", r)}
@@ -423,19 +509,15 @@ def main() -> None:
         record["dependencies"][dep.key] = {
             "package": dep.package, "requirement": dep.pin, "with": list(dep.with_), "extras": list(dep.extras),
             "range": [versions[0], versions[-1]], "candidates": len(versions), "why_range": dep.why_since,
-            "how": "resolver only (pip --dry-run)" if dep.resolve_only else f"resolves, installs, {checks}",
+            "how": "resolver only (pip --dry-run)" if dep.resolve_only else
+                   f"resolves, installs{'' if dep.borrows else ' (torch and torchvision too: nothing borrowed)'}, "
+                   f"{checks}",
             "probes": [], "floor": None, "note": dep.note, "code": code}
         bisect(dep, versions, floors, source, record, clock)
         entry = record["dependencies"][dep.key]
         entry["seconds"] = round(sum(row["seconds"] for row in entry["probes"]))
         if entry["floor"]:
             floors[dep.key] = entry["floor"]
-        if dep.key == "torch":
-            entry["lowest_resolving"] = entry["floor"]
-            numpy = re.search(r"numpy ([\w.]+)", next(r["reason"] for r in entry["probes"]
-                                                        if r["version"] == entry["floor"]))
-            entry["written_floor"] = TORCH_DECLARED[0]
-            entry["note"] = TORCH_DECLARED[1].format(floor=entry["floor"], numpy=numpy.group(1) if numpy else "?")
         log(f"[{dep.key}] floor {entry['floor']} (below it: {entry.get('below_floor')})")
         write(record)
     for deletion in DELETIONS:
