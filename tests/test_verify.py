@@ -101,7 +101,8 @@ def test_a_time_budget_takes_each_drawn_run_whose_recorded_time_still_fits():
 @requires_mnist
 def test_a_budget_stops_before_a_run_that_this_machines_pace_would_not_fit(tmp_path):
     """Two tiny runs drawn: their recorded times fit the budget, but the first retrain's pace (a fake clock: 1000×
-    the recorded time) says the second would not, so it is not started and the line says so."""
+    the recorded time) says the second would not, so it is not started and the line says so (a drawn run that still
+    fits after a skipped one is retrained: budgeted's rule, at this machine's pace)."""
     store = RunStore(tmp_path / "runs")
     second = TINY.replace(seed=7)
     for cfg in (TINY, second):
