@@ -109,6 +109,7 @@ class Federation:
     _unlabeled_parts: list[list[Tensor]]
     server_view: DataView
     _sampled: dict[int, list[int]] = field(default_factory=dict, init=False, repr=False)   # round -> clients
+    _test_inputs: Tensor | None = field(default=None, init=False, repr=False)     # the test set, normalised
 
     @classmethod
     def build(cls, cfg: RunConfig) -> "Federation":
@@ -291,9 +292,11 @@ class Federation:
         selects a model."""
         correct = torch.zeros((), dtype=torch.long, device=self.ctx.device)
         loss = torch.zeros((), dtype=torch.float64, device=self.ctx.device)
-        x, y = self.data.test_x, self.data.test_y
+        if self._test_inputs is None:      # normalised once, not per batch of every evaluation: the same floats
+            self._test_inputs = self.data.normalize(self.data.test_x)
+        x, y = self._test_inputs, self.data.test_y
         for i in range(0, len(y), self.cfg.eval_batch_size):
-            logits = self.ctx.apply(tensors, self.data.normalize(x[i:i + self.cfg.eval_batch_size]), train=False)
+            logits = self.ctx.apply(tensors, x[i:i + self.cfg.eval_batch_size], train=False)
             target = y[i:i + self.cfg.eval_batch_size]
             correct += (logits.argmax(1) == target).sum()
             loss += torch.nn.functional.cross_entropy(logits.float(), target, reduction="sum").double()
