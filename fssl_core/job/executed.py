@@ -38,8 +38,8 @@ def stable(path: Path, source: str, output: str) -> None:
 
 
 def _widget_names(notebook: dict) -> dict[str, str]:
-    """Each widget model id -> a 32-hex-digit number (ids keep their form), numbered as the cells' outputs reach them (depth first through the
-    state's references), then the unreached ones by their state with ids masked."""
+    """Each widget model id -> a 32-hex-digit number (ids keep their form), numbered as the cells' outputs reach
+    them (depth first through the state's references), then the unreached ones by their state with ids masked."""
     state = notebook.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
     models = state.get("state", {})
     order: list[str] = []

@@ -90,7 +90,7 @@ def record_seconds(profile: str, seconds: dict[str, float]) -> dict[str, float]:
     with exclusive(path.with_name(".notebook_seconds.lock")):     # two jobs must not lose each other's times
         known = notebook_seconds(profile)
         known.update({name: round(value, 1) for name, value in seconds.items()
-                      if not abs(value - known.get(name, -1.0)) <= SECONDS_KEPT_WITHIN * known.get(name, -1.0)})
+                      if name not in known or abs(value - known[name]) > SECONDS_KEPT_WITHIN * known[name]})
         atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
     return known
 

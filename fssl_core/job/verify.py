@@ -75,10 +75,6 @@ def trained_platform(summary: dict) -> str | None:
     return read_json(Path(summary["run_dir"]) / "env.json").get("platform")
 
 
-def _cuda_here() -> bool:
-    return torch.cuda.is_available()
-
-
 def budgeted(order: list[str], recorded: dict[str, float], seconds: float) -> list[str]:
     """The runs of `order` (a random order) to retrain in `seconds`: each in turn where its recorded training time
     fits in what is left, skipped where it does not (a long run does not end the draw for the shorter ones after)."""
@@ -104,7 +100,8 @@ def verify(sample: int | None = 1, seed: int = 0, store: RunStore | None = None,
     say(f"[verify] {out.proven} runs in {store.root} prove themselves; published rows name "
         + ("no run that does not" if not out.unproven else f"unproven runs: {out.unproven}"))
     named = [i for i in paper_protocol_runs(folder) if i in finished]
-    candidates = [i for i in named if finished[i].config.device == "cpu" or _cuda_here()]
+    cuda = torch.cuda.is_available()
+    candidates = [i for i in named if finished[i].config.device == "cpu" or cuda]
     if len(candidates) < len(named):
         say(f"[verify] {len(named) - len(candidates)} of the runs named were trained on a GPU, absent here: not drawn")
     recorded_seconds = {i: float(finished[i].summary.get("seconds") or 0.0) for i in candidates}

@@ -32,9 +32,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
+from unittest import mock
 
 import torch
 import torchvision
@@ -108,15 +109,11 @@ class Timers:
 
 @contextmanager
 def patched(replacements: list[tuple[Any, str, Any]]) -> Iterator[None]:
-    """Each (owner, name, value) set while open, the original attribute (a class's own descriptor) put back after."""
-    originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in replacements]
-    try:
+    """Each (owner, name, value) set while open (unittest.mock.patch.object: a class's own descriptor is put back)."""
+    with ExitStack() as stack:
         for owner, name, value in replacements:
-            setattr(owner, name, value)
+            stack.enter_context(mock.patch.object(owner, name, value))
         yield
-    finally:
-        for owner, name, value in reversed(originals):
-            setattr(owner, name, value)
 
 
 def measure_run(cfg: RunConfig, root: Path) -> dict:

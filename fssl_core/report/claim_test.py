@@ -220,7 +220,7 @@ def printed(row) -> float:
 def _student_t():
     """scipy's Student t, imported where a test is computed: a plan (`reproduce --dry-run`) reads this module's
     verdict names through report.tables, and scipy.stats takes over half a second to import."""
-    from scipy.stats import t       # scipy.stats: over half a second, off a plan's path (as the docstring says)
+    from scipy.stats import t       # off a plan's path: the docstring's reason
     return t
 
 
