@@ -94,6 +94,53 @@ def test_channels_last_pooling_changes_no_float_of_a_step(name, in_channels, siz
     assert all(torch.equal(a, b) for a, b in zip(outputs["channels_last"], outputs["reference"]))
 
 
+@pytest.mark.parametrize("shape", [(64, 10, 24, 24), (64, 20, 8, 8), (3, 2, 7, 9)])
+def test_pooling_without_a_gradient_keeps_the_pools_values(shape):
+    # where no gradient flows, max_pool2x2 takes the maximum of strided views: the pool's values (ties of
+    # zeros of both signs, NaN where the window holds one, an odd last row and column dropped)
+    import torch.nn.functional as F
+
+    from fssl_core.models.pooling import max_pool2x2
+    torch.manual_seed(0)
+    x = torch.randn(shape)
+    x = torch.where(x.abs() < 0.5, torch.zeros(()), x)
+    x = torch.where(x.abs() < 0.8, -torch.zeros(()), x)       # ±0 side by side in many windows
+    x[0, 0, 0, 0] = float("nan")
+    with torch.no_grad():
+        pooled, reference = max_pool2x2(x), F.max_pool2d(x, 2)
+    assert pooled.shape == reference.shape
+    assert torch.equal(pooled.isnan(), reference.isnan())
+    assert torch.equal(pooled.nan_to_num(7.0), reference.nan_to_num(7.0))
+
+
+@pytest.mark.parametrize("name", ["cnn_mnist", "cnn_mnist_authors"])
+def test_a_pooled_zeros_sign_changes_no_logit(name, monkeypatch):
+    # pooling.py's argument for its strided maximum: of tied zeros of both signs it may keep another than the
+    # pool (vectorised and scalar loops differ), and that cannot move a logit. Checked on maps full of such ties
+    # (conv1 bypassed: the maps are the input), with every pooled zero's sign flipped on purpose
+    import torch.nn.functional as F
+
+    from fssl_core.models import cnn_mnist
+    torch.manual_seed(0)
+    model = build_model(name, num_classes=10, in_channels=1).eval()
+    model.conv1 = torch.nn.Identity()
+    maps = torch.randn(32, 10, 24, 24)
+    maps = torch.where(maps < 0.3, torch.zeros(()), maps)
+    maps = torch.where(torch.rand(maps.shape) < 0.5, maps, -maps)   # zeros of both signs, side by side
+    logits = {}
+    with torch.no_grad():
+        logits["strided"] = model(maps)
+        for kind, pool in [("pool", lambda h: F.max_pool2d(h, 2)),
+                           ("flipped", lambda h: torch.where(F.max_pool2d(h, 2) == 0, -F.max_pool2d(h, 2),
+                                                             F.max_pool2d(h, 2)))]:
+            monkeypatch.setattr(cnn_mnist, "max_pool2x2", pool)
+            logits[kind] = model(maps)
+    assert (F.max_pool2d(maps, 2) == 0).float().mean() > 0.2          # many pooled zeros whose sign flips
+    for kind in ("strided", "flipped"):
+        assert torch.equal(logits[kind], logits["pool"])
+        assert torch.equal(logits[kind].signbit(), logits["pool"].signbit())
+
+
 def test_the_authors_mnist_network_is_table_1s_plus_their_dropout():
     from fssl_core.models.dropout import party_stream
     authors = build_model("cnn_mnist_authors", num_classes=10, in_channels=1)
