@@ -118,7 +118,10 @@ class SharedFields:
                            "'sequential' (the reference), 'cohort' (a round's clients stacked, learning/cohort.py) or 'auto': "
                            "the faster for the algorithm, network and device (Federation.cohort)")
     eval_every: int = setting(1, f"[1, {COUNT}]", "rounds between test-set evaluations (the last round always)")
-    eval_batch_size: int = setting(1024, f"[1, {COUNT}]", "BS_te only changes speed: evaluation runs in eval mode")
+    eval_batch_size: int = setting(1024, f"[1, {COUNT}]",
+                                   "BS_te: the test loss is summed over batches of this many images (its last bits "
+                                   "depend on it); on the CPU each batch's forward pass runs in chunks "
+                                   "(engine.federation.CPU_EVAL_CHUNK: the same logits, faster)")
     checkpoint_every: int = setting(1, f"[1, {COUNT}]", "rounds between checkpoints (resume granularity)")
 
 

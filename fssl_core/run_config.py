@@ -37,7 +37,9 @@ from .models import config_rules as model_rules
 
 # Fields that change how a run is executed or stored but not what it computes; they are left
 # out of the run's identity so that, e.g., checkpointing more often does not retrain a run.
-NOT_IN_IDENTITY = frozenset({"checkpoint_every", "eval_batch_size"})
+# eval_batch_size is in the identity: the test loss is summed over its batches in float32, so its last bits
+# depend on it (tests/test_evaluation.py); every stored run has the default, so no id moved when it joined.
+NOT_IN_IDENTITY = frozenset({"checkpoint_every"})
 # What a run computes beyond its config. Bump ENGINE_REVISION when a change alters the numbers of
 # every run (trainers, batching, augmentation, partitions, models, evaluation), and an algorithm's
 # `revision` (algorithms/<name>.py) when it alters that algorithm's runs only, a network's `revision`

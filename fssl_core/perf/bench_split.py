@@ -2,28 +2,28 @@
 
 `python -m fssl_core bench cases=run_split [rounds=10] [budget=600] [out=FILE]`
 
-Three measurements in one invocation, one CPU thread, bench's protocol (FedSiam Table 5, γ = 0.10; FedAvg, MNIST):
+Four measurements in one invocation, one CPU thread, bench's protocol (FedSiam Table 5, γ = 0.10; FedAvg, MNIST):
   imports  in fresh interpreters (sys.executable), the seconds of `import torch` alone and of what `python -m
            fssl_core run` imports before it trains (cli.cmd_run's imports), each the least of 3, interleaved;
-  run      one run trained by `train()` into a run store in a temporary folder, as `run` trains it, its time
-           split by timers wrapped around the engine's and the store's functions for the measurement only (the
-           engine is not edited): data (load_dataset and resplit, the partition, the rest of Federation.build),
-           eval (Federation.test_metrics), train (the rest of each round: local training, aggregation), store
-           (RunRecorder.start; record_round: metrics.jsonl and the checkpoint; finish: result.json); "other" is
-           what no part holds (the claim, the lock). Round 1 apart from rounds 2..N: its first evaluation and
-           its first cohort step pay one-time warm-ups;
-  loop     the papers' loop (bench_rounds.loop_rounds: torchvision MNIST, per-sample transforms, a DataLoader
-           per client, a model copy, torch.optim.SGD) for the same rounds, each followed by the papers'
-           evaluation (test_img of the FedAvg code they build on: the MNIST test set, per-sample transforms, a
-           DataLoader of 128), so that both sides are end to end; it stops after the round that passes
-           `budget` seconds and says how many rounds it timed.
-Compared: a steady round (the mean of rounds 2..N; round 1 where only one was timed) end to end, the engine's
-round with its store writes against the loop's round with its evaluation. The data set is read from disk afresh
-(its in-process cache cleared), as a `run` command reads it. out=FILE writes the record: machine, torch, date and
-every number, as JSON.
+  run      one run trained by `train()` into a run store in a temporary folder, its time split by timers wrapped
+           around the engine's and the store's functions (the engine is not edited): data (load_dataset, resplit,
+           the partition, the rest of Federation.build), eval (Federation.test_metrics), train (the rest of each
+           round), store (RunRecorder.start, record_round, finish); "other" is what no part holds (the claim, the
+           lock). Round 1 apart from rounds 2..N: its first evaluation and cohort step pay one-time warm-ups;
+  chunks   the trained model's test set evaluated by `Federation.test_metrics` with its forward passes in chunks
+           of each of EVAL_CHUNKS images (federation.CPU_EVAL_CHUNK; the least of 3, interleaved); the bench
+           fails unless the metrics are equal to the bit at every chunk;
+  loop     the papers' loop (bench_rounds.loop_rounds: torchvision MNIST, per-sample transforms, a DataLoader per
+           client, a model copy, torch.optim.SGD), each round followed by the papers' evaluation (test_img of the
+           FedAvg code they build on: per-sample transforms, a DataLoader of 128); it stops after the round that
+           passes `budget` seconds and says how many rounds it timed.
+Compared: a steady round (the mean of rounds 2..N) end to end, the engine's round with its store writes against the
+loop's with its evaluation. The data set is read from disk afresh, as a `run` command reads it. out=FILE writes the
+record (machine, torch, date, every number) as JSON.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -54,6 +54,7 @@ from ..run_config import RunConfig
 from .bench_rounds import loop_rounds
 
 ROUNDS, BUDGET_S, IMPORT_REPEATS = 10, 600.0, 3
+EVAL_CHUNKS, EVAL_REPEATS = (64, 128, 256, 512, 1024), 3
 TEST_BATCH = 128          # the test batch of the FedAvg code the papers build on (test_img, --bs 128)
 # what `python -m fssl_core run` imports before it trains: the module cli.py, then cli.cmd_run's own imports
 RUN_IMPORTS = ("import fssl_core.cli\n"
@@ -121,12 +122,14 @@ def measure_run(cfg: RunConfig, root: Path) -> dict:
     data, train, eval, store and other (the module's docstring), per round and in all."""
     t = Timers()
     rounds: list[dict] = []
+    trained: list = []            # the run's federation and its last state, for measure_eval_chunks
     together, record_round = trainer.run_rounds_together, RunRecorder.record_round
 
     def one_round(feds, states, r):
         eval_before, began = t.get("eval"), time.perf_counter()
         out = together(feds, states, r)
         round_s, (eval_s, eval_calls) = time.perf_counter() - began, t.get("eval")
+        trained[:] = [feds[0], out[0][0]]
         rounds.append({"round": r, "round_s": round_s, "eval_s": eval_s - eval_before[0],
                        "eval_calls": eval_calls - eval_before[1], "train_s": round_s - (eval_s - eval_before[0])})
         return out
@@ -164,7 +167,29 @@ def measure_run(cfg: RunConfig, root: Path) -> dict:
             "checkpoints_in_rounds": sum(r["checkpoints"] for r in rounds),
             "written": {name: {"writes": n, "bytes": size} for name, (n, size) in sorted(written.by_name.items())},
             "first": _share(rounds[:1]), "steady": _share(steady), "all": _share(rounds),
-            "cohort": federation.trains_as_cohort(cfg), "accuracy": result.summary.get("accuracy")}
+            "cohort": federation.trains_as_cohort(cfg), "accuracy": result.summary.get("accuracy"),
+            "eval_chunks": measure_eval_chunks(*trained)}
+
+
+def measure_eval_chunks(fed: Federation, state: Any) -> dict:
+    """Seconds of one evaluation of the test set with its forward passes in chunks of each of EVAL_CHUNKS
+    (federation.CPU_EVAL_CHUNK; the least of EVAL_REPEATS, the sizes interleaved), by `fed`'s own test_metrics on
+    `state`'s model; fails unless the metrics are equal to the bit at every size."""
+    tensors = fed.algorithm.eval_tensors(state)
+    seconds: dict[int, list[float]] = {b: [] for b in EVAL_CHUNKS}
+    metrics = {}
+    for _ in range(EVAL_REPEATS):
+        for b in EVAL_CHUNKS:
+            with mock.patch.object(federation, "CPU_EVAL_CHUNK", b):
+                began = time.perf_counter()
+                metrics[b] = fed.test_metrics(tensors)
+                seconds[b].append(time.perf_counter() - began)
+    if any(m != metrics[EVAL_CHUNKS[0]] for m in metrics.values()):
+        raise RuntimeError(f"run_split: evaluation's metrics depend on its forward chunk: {metrics}")
+    least = {b: min(s) for b, s in seconds.items()}
+    return {"seconds": least, "all_s": seconds, "fastest": min(least, key=least.__getitem__),
+            "run_used": min(federation.CPU_EVAL_CHUNK, fed.cfg.eval_batch_size),
+            "eval_batch_size": fed.cfg.eval_batch_size, "metrics": metrics[EVAL_CHUNKS[0]]}
 
 
 def _share(rounds: list[dict]) -> dict:
@@ -235,6 +260,10 @@ def table(imports: dict, run: dict, loop: dict, rounds: int) -> str:
     lines += [f"| {name} | {fmt(total)} | {fmt(a)} | {fmt(b)} |" for name, total, a, b in rows]
     lines.append(f"| eval share of the rounds | {100 * run['all']['eval_share']:.1f}% | "
                  f"{100 * first['eval_share']:.1f}% | {100 * steady['eval_share']:.1f}% |")
+    sweep = run["eval_chunks"]
+    lines.append(f"evaluation of the test set by forward chunk (least of {EVAL_REPEATS}): " + ", ".join(
+        f"{b} {s:.3f} s" for b, s in sweep["seconds"].items()) + f"; fastest {sweep['fastest']}, the run's "
+        f"{sweep['run_used']} (batches of {sweep['eval_batch_size']}; the same metrics at every chunk)")
     lines.append(f"end to end a round, {later} (loop: {span(loop['steady_rounds'])}, {loop['timed']} of "
                  f"{loop['of']} timed): engine {steady['end_to_end_s']:.3f} s (round + store) vs papers' loop "
                  f"{loop['end_to_end_s']:.3f} s (train {loop['train_s']:.3f} + eval {loop['eval_s']:.3f}): "
