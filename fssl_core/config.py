@@ -120,8 +120,7 @@ class SharedFields:
     eval_every: int = setting(1, f"[1, {COUNT}]", "rounds between test-set evaluations (the last round always)")
     eval_batch_size: int = setting(1024, f"[1, {COUNT}]",
                                    "BS_te: the test loss is summed over batches of this many images (its last bits "
-                                   "depend on it); on the CPU each batch's forward pass runs in chunks "
-                                   "(engine.federation.CPU_EVAL_CHUNK: the same logits, faster)")
+                                   "depend on it; the accuracy does not)")
     checkpoint_every: int = setting(1, f"[1, {COUNT}]", "rounds between checkpoints (resume granularity)")
 
 

@@ -41,11 +41,11 @@ def test_the_parts_add_up_to_the_wall_with_an_evaluation_a_round_and_the_checkpo
     assert all(r["store_s"] > 0 for r in split["rounds"])
     assert split["store_s"] >= sum(r["store_s"] for r in split["rounds"]) + split["store_start_s"]
     assert 0 < split["first"]["eval_share"] < 1 and 0 < split["steady"]["eval_share"] < 1
-    # evaluation's forward chunks: each size timed, the run's chunk named, the run's last accuracy at every size
-    chunks = split["eval_chunks"]
-    assert set(chunks["seconds"]) == set(bench_split.EVAL_CHUNKS) and all(s > 0 for s in chunks["seconds"].values())
-    assert chunks["fastest"] in bench_split.EVAL_CHUNKS and chunks["run_used"] == federation.CPU_EVAL_CHUNK
-    assert chunks["metrics"]["accuracy"] == split["accuracy"]
+    # evaluation's batch size: each size timed, the run's own named, the run's last accuracy at every size
+    batches = split["eval_batches"]
+    assert set(batches["seconds"]) == set(bench_split.EVAL_BATCHES) and all(s > 0 for s in batches["seconds"].values())
+    assert batches["fastest"] in bench_split.EVAL_BATCHES and batches["run_used"] == 1024
+    assert {m["accuracy"] for m in batches["metrics"].values()} == {split["accuracy"]}
     assert [owner.__dict__[name] for owner, name in owners] == before       # every timer taken off again
     with pytest.raises(RuntimeError, match="rounds trained"):     # the run is now finished there: read back, not timed
         bench_split.measure_run(RunConfig(**SMALL, rounds=rounds, checkpoint_every=every), tmp_path)

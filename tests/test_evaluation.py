@@ -1,5 +1,6 @@
 """A run's test-set evaluation (Federation.test_metrics): the test set is normalised once and kept, and every
-evaluation gives the floats the per-batch normalisation gave (a run's identity does not change with it)."""
+evaluation gives the floats the per-batch normalisation gave (a run's identity does not change with it); the test
+batch size moves the test loss's last bits, so it is part of a run's identity."""
 import pytest
 import torch
 
@@ -36,22 +37,6 @@ def test_evaluation_keeps_the_normalised_test_set_and_the_floats_of_normalising_
 
 
 @requires_mnist
-def test_chunked_forward_passes_give_the_floats_of_whole_batches(monkeypatch):
-    # on the CPU a test batch's forward runs in chunks of CPU_EVAL_CHUNK: the same metrics, to the bit, as one
-    # forward pass a batch, whatever the chunk (a chunk of 7 leaves a remainder in every batch)
-    from fssl_core.engine import federation
-    cfg = RunConfig(dataset="mnist", clients=10, clients_per_round=2, local_epochs=1, rounds=1, resplit_train=2000,
-                    resplit_test=1500)
-    fed = Federation.build(cfg)
-    state, _ = fed.run_round(fed.initial_state(), 1)
-    tensors = fed.algorithm.eval_tensors(state)
-    reference = _per_batch(fed, tensors)
-    for chunk in (7, 128, 1024, 4096):
-        monkeypatch.setattr(federation, "CPU_EVAL_CHUNK", chunk)
-        assert fed.test_metrics(tensors) == reference, chunk
-
-
-@requires_mnist
 def test_the_test_batch_size_moves_the_test_loss_so_it_is_in_the_run_identity():
     # the loss is summed in float32 a batch: other batches, other last bits (the accuracy counts alike); a run
     # with another eval_batch_size is another run, while the default keeps every stored id (tests/test_run_ids.py)
@@ -67,27 +52,3 @@ def test_the_test_batch_size_moves_the_test_loss_so_it_is_in_the_run_identity():
     assert cfg.replace(eval_batch_size=100).run_id != cfg.run_id
     assert cfg.replace(eval_batch_size=1024).run_id == cfg.run_id == RunConfig(**{
         k: v for k, v in cfg.to_dict().items() if k != "eval_batch_size"}).run_id
-
-
-# the networks' forward passes in eval mode at a whole batch and in chunks: (name, in_channels, size, batch)
-NETWORKS = [("cnn_mnist", 1, 28, 1024), ("cnn_mnist_authors", 1, 28, 1024), ("resnet9_narrow", 1, 28, 1024),
-            ("resnet9_fedmatch_narrow", 1, 28, 1024), ("cnn_cifar", 3, 32, 160), ("resnet9", 3, 32, 160),
-            ("resnet9_fedmatch", 3, 32, 160), ("resnet18", 3, 32, 160), ("wrn28_2", 3, 32, 160)]
-
-
-def test_every_network_is_named_for_the_chunk_check():
-    from fssl_core.models import MODELS
-    assert {name for name, *_ in NETWORKS} == set(MODELS)
-
-
-@pytest.mark.parametrize("name, in_channels, size, batch", NETWORKS)
-def test_a_networks_logits_do_not_depend_on_the_chunk_they_are_computed_in(name, in_channels, size, batch):
-    from fssl_core.engine.federation import CPU_EVAL_CHUNK
-    from fssl_core.models import build_model
-    torch.manual_seed(0)
-    model = build_model(name, num_classes=10, in_channels=in_channels).eval()
-    x = torch.randn(batch, in_channels, size, size)
-    with torch.no_grad():
-        whole = model(x)
-        chunked = torch.cat([model(x[i:i + CPU_EVAL_CHUNK]) for i in range(0, batch, CPU_EVAL_CHUNK)])
-    assert torch.equal(whole, chunked)

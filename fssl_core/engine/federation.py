@@ -31,12 +31,6 @@ from ..learning.cohort import stack_nets, train_cohort, unstack_nets
 from ..learning.training import Nets, Tensors, train_party
 
 SERVER = -1   # party id of the server in seeds and logs
-# On the CPU a test batch's forward pass runs in chunks of this many images: the same logits as the whole
-# batch (tests/test_evaluation.py, every network), about 1.8× faster on the MNIST CNN, whose maps then stay
-# in cache (`bench cases=run_split` measures the chunk sizes). The loss is still summed over the whole batch
-# (eval_batch_size), so a run's floats do not move. Not on CUDA, where a convolution's algorithm may change
-# with the batch's size and nothing was measured.
-CPU_EVAL_CHUNK = 128
 
 
 def derived_seed(*parts: int) -> int:
@@ -301,11 +295,8 @@ class Federation:
         if self._test_inputs is None:      # normalised once, not per batch of every evaluation: the same floats
             self._test_inputs = self.data.normalize(self.data.test_x)
         x, y, size = self._test_inputs, self.data.test_y, self.cfg.eval_batch_size
-        chunk = size if self.ctx.device.type == "cuda" else min(size, CPU_EVAL_CHUNK)
         for i in range(0, len(y), size):
-            batch = x[i:i + size]
-            logits = torch.cat([self.ctx.apply(tensors, batch[j:j + chunk], train=False)
-                                for j in range(0, len(batch), chunk)])
+            logits = self.ctx.apply(tensors, x[i:i + size], train=False)
             target = y[i:i + size]
             correct += (logits.argmax(1) == target).sum()
             loss += torch.nn.functional.cross_entropy(logits.float(), target, reduction="sum").double()

@@ -10,12 +10,13 @@ the convolutions around it see what they saw before and compute the same floats.
 do not change, hence no new run identity.
 
 Where no gradient flows (evaluation, pseudo-labels, the target network) there are no indices to keep:
-the maximum of the window's four strided views is another 10× faster on conv1's maps (one thread:
-[1024, 10, 24, 24] 37 → 3.6 ms; [1024, 20, 8, 8] 1.6 → 0.5 ms). The values are the pool's. Of tied
-values it may keep another element than the pool, which matters only for zeros of opposite signs:
-the result is a zero either way, and a zero's sign cannot move any later value of these networks
-(a sum's nonzero terms fix it, relu and max keep zeros zero, exp(±0) = 1), so the logits and every
-metric are the same to the bit (by construction; tests/test_models.py checks it on maps full of ties).
+the maximum of the window's four strided views is faster again (one thread, a run's allocator settings:
+[1024, 10, 24, 24] 14.5 → 3.1 ms, [1024, 20, 8, 8] 1.4 → 0.8 ms; measurements/2026-11-29-eval-share/pooling.py).
+The values are the pool's. Of tied values it may keep another element than the pool, which matters
+only for zeros of opposite signs: the result is a zero either way, and a zero's sign cannot move any
+later value of these networks (a sum's nonzero terms fix it, relu and max keep zeros zero,
+exp(±0) = 1), so the logits and every metric are the same to the bit (by construction;
+tests/test_models.py checks it on maps full of ties).
 
 Elsewhere (CUDA, channels_last inputs, vmapped calls) it is `F.max_pool2d(x, 2)`.
 """

@@ -10,9 +10,8 @@ Four measurements in one invocation, one CPU thread, bench's protocol (FedSiam T
            the partition, the rest of Federation.build), eval (Federation.test_metrics), train (the rest of each
            round), store (RunRecorder.start, record_round, finish); "other" is what no part holds (the claim, the
            lock). Round 1 apart from rounds 2..N: its first evaluation and cohort step pay one-time warm-ups;
-  chunks   the trained model's test set evaluated by `Federation.test_metrics` with its forward passes in chunks
-           of each of EVAL_CHUNKS images (federation.CPU_EVAL_CHUNK; the least of 3, interleaved); the bench
-           fails unless the metrics are equal to the bit at every chunk;
+  batches  the trained model's test set evaluated by `Federation.test_metrics` at each eval_batch_size of
+           EVAL_BATCHES (the least of 3, interleaved); the bench fails unless the accuracy is the same at each;
   loop     the papers' loop (bench_rounds.loop_rounds: torchvision MNIST, per-sample transforms, a DataLoader per
            client, a model copy, torch.optim.SGD), each round followed by the papers' evaluation (test_img of the
            FedAvg code they build on: per-sample transforms, a DataLoader of 128); it stops after the round that
@@ -54,7 +53,7 @@ from ..run_config import RunConfig
 from .bench_rounds import loop_rounds
 
 ROUNDS, BUDGET_S, IMPORT_REPEATS = 10, 600.0, 3
-EVAL_CHUNKS, EVAL_REPEATS = (64, 128, 256, 512, 1024), 3
+EVAL_BATCHES, EVAL_REPEATS = (64, 128, 256, 512, 1024), 3
 TEST_BATCH = 128          # the test batch of the FedAvg code the papers build on (test_img, --bs 128)
 # what `python -m fssl_core run` imports before it trains: the module cli.py, then cli.cmd_run's own imports
 RUN_IMPORTS = ("import fssl_core.cli\n"
@@ -122,7 +121,7 @@ def measure_run(cfg: RunConfig, root: Path) -> dict:
     data, train, eval, store and other (the module's docstring), per round and in all."""
     t = Timers()
     rounds: list[dict] = []
-    trained: list = []            # the run's federation and its last state, for measure_eval_chunks
+    trained: list = []            # the run's federation and its last state, for measure_eval_batches
     together, record_round = trainer.run_rounds_together, RunRecorder.record_round
 
     def one_round(feds, states, r):
@@ -168,28 +167,27 @@ def measure_run(cfg: RunConfig, root: Path) -> dict:
             "written": {name: {"writes": n, "bytes": size} for name, (n, size) in sorted(written.by_name.items())},
             "first": _share(rounds[:1]), "steady": _share(steady), "all": _share(rounds),
             "cohort": federation.trains_as_cohort(cfg), "accuracy": result.summary.get("accuracy"),
-            "eval_chunks": measure_eval_chunks(*trained)}
+            "eval_batches": measure_eval_batches(*trained)}
 
 
-def measure_eval_chunks(fed: Federation, state: Any) -> dict:
-    """Seconds of one evaluation of the test set with its forward passes in chunks of each of EVAL_CHUNKS
-    (federation.CPU_EVAL_CHUNK; the least of EVAL_REPEATS, the sizes interleaved), by `fed`'s own test_metrics on
-    `state`'s model; fails unless the metrics are equal to the bit at every size."""
+def measure_eval_batches(fed: Federation, state: Any) -> dict:
+    """Seconds of one evaluation of the test set at each eval_batch_size of EVAL_BATCHES (the least of EVAL_REPEATS,
+    the sizes interleaved), by `fed`'s own test_metrics on `state`'s model with the run's allocator settings; fails
+    unless the accuracy is the same at every size (the test loss's last bits move with it: RunConfig)."""
     tensors = fed.algorithm.eval_tensors(state)
-    seconds: dict[int, list[float]] = {b: [] for b in EVAL_CHUNKS}
+    sized = {b: dataclasses.replace(fed, cfg=fed.cfg.replace(eval_batch_size=b)) for b in EVAL_BATCHES}
+    seconds: dict[int, list[float]] = {b: [] for b in EVAL_BATCHES}
     metrics = {}
     for _ in range(EVAL_REPEATS):
-        for b in EVAL_CHUNKS:
-            with mock.patch.object(federation, "CPU_EVAL_CHUNK", b):
-                began = time.perf_counter()
-                metrics[b] = fed.test_metrics(tensors)
-                seconds[b].append(time.perf_counter() - began)
-    if any(m != metrics[EVAL_CHUNKS[0]] for m in metrics.values()):
-        raise RuntimeError(f"run_split: evaluation's metrics depend on its forward chunk: {metrics}")
+        for b, one in sized.items():
+            began = time.perf_counter()
+            metrics[b] = one.test_metrics(tensors)
+            seconds[b].append(time.perf_counter() - began)
+    if len({m["accuracy"] for m in metrics.values()}) != 1:
+        raise RuntimeError(f"run_split: evaluation's accuracy depends on its batch size: {metrics}")
     least = {b: min(s) for b, s in seconds.items()}
     return {"seconds": least, "all_s": seconds, "fastest": min(least, key=least.__getitem__),
-            "run_used": min(federation.CPU_EVAL_CHUNK, fed.cfg.eval_batch_size),
-            "eval_batch_size": fed.cfg.eval_batch_size, "metrics": metrics[EVAL_CHUNKS[0]]}
+            "run_used": fed.cfg.eval_batch_size, "metrics": metrics}
 
 
 def _share(rounds: list[dict]) -> dict:
@@ -260,10 +258,10 @@ def table(imports: dict, run: dict, loop: dict, rounds: int) -> str:
     lines += [f"| {name} | {fmt(total)} | {fmt(a)} | {fmt(b)} |" for name, total, a, b in rows]
     lines.append(f"| eval share of the rounds | {100 * run['all']['eval_share']:.1f}% | "
                  f"{100 * first['eval_share']:.1f}% | {100 * steady['eval_share']:.1f}% |")
-    sweep = run["eval_chunks"]
-    lines.append(f"evaluation of the test set by forward chunk (least of {EVAL_REPEATS}): " + ", ".join(
+    sweep = run["eval_batches"]
+    lines.append(f"evaluation of the test set by eval_batch_size (least of {EVAL_REPEATS}): " + ", ".join(
         f"{b} {s:.3f} s" for b, s in sweep["seconds"].items()) + f"; fastest {sweep['fastest']}, the run's "
-        f"{sweep['run_used']} (batches of {sweep['eval_batch_size']}; the same metrics at every chunk)")
+        f"{sweep['run_used']} (the same accuracy at every size)")
     lines.append(f"end to end a round, {later} (loop: {span(loop['steady_rounds'])}, {loop['timed']} of "
                  f"{loop['of']} timed): engine {steady['end_to_end_s']:.3f} s (round + store) vs papers' loop "
                  f"{loop['end_to_end_s']:.3f} s (train {loop['train_s']:.3f} + eval {loop['eval_s']:.3f}): "
