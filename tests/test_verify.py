@@ -3,8 +3,10 @@ published rows name and compares every metric of every round bit for bit, and a 
 edited (and resealed with the store's own functions, no checkpoint beside it: what git would have to catch)
 fails it, naming the run."""
 import json
+import platform
 
 import pandas as pd
+import pytest
 
 from fssl_core.engine.trainer import train
 from fssl_core.job.verify import same_rows, verify
@@ -12,6 +14,7 @@ from fssl_core.report.tables import COLUMNS
 from fssl_core.run_config import RunConfig
 from fssl_core.store import RunStore
 from fssl_core.store.integrity import write_result, write_rows
+from fssl_core.store.run_store import this_cpu
 
 from .conftest import requires_mnist
 
@@ -61,7 +64,7 @@ def test_a_retrained_sample_equals_its_record_and_an_edited_record_fails_naming_
     assert not done.ok and done.mismatches[0].startswith(f"run {TINY.run_id} (fedavg mnist seed {TINY.seed}): round 3: accuracy")
 
 
-def test_a_record_of_another_platform_that_differs_is_said_as_such_and_fails_nothing(tmp_path):
+def test_a_record_of_another_machine_that_differs_is_said_as_such_and_fails_nothing(tmp_path):
     """CPU kernels differ between machines (perf/fingerprint.py): a record trained on another platform is compared, and
     where it differs here the line says so, with the final accuracy both ways, and the job does not fail on it."""
     store = RunStore(tmp_path / "runs")
@@ -79,9 +82,37 @@ def test_a_record_of_another_platform_that_differs_is_said_as_such_and_fails_not
     said = []
     done = verify(sample=1, seed=0, store=store, folder=_published(tmp_path, TINY.run_id), say=said.append)
     assert done.ok and done.mismatches == [] and len(done.other_machine) == 1
-    assert "trained on another platform (Linux-another-machine; here " in done.other_machine[0]
+    assert "trained on another machine (Linux-another-machine | " in done.other_machine[0]
     assert "round 1: train_loss" in done.other_machine[0] and "final accuracy" in done.other_machine[0]
     assert any("0 of 1 retrained runs equal their records bit for bit" in line for line in said)
+
+
+@requires_mnist
+@pytest.mark.parametrize("cpu", ["another CPU; AVX2", None])
+def test_a_record_of_this_platform_on_another_cpu_is_another_machine_and_an_older_record_is_read_by_platform(
+        tmp_path, cpu):
+    """One VM image runs on hosts of different CPUs: a record naming another CPU than this one is another machine's,
+    though its platform is this one's; a record naming no CPU (written before env.json named it) is compared by its
+    platform, so on this platform its difference fails the job."""
+    store = RunStore(tmp_path / "runs")
+    train(TINY, store, progress=False)
+    d = store.dir(TINY)
+    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
+    rows[0]["train_loss"] += 1e-9
+    summary = json.loads((d / "result.json").read_text())
+    env = json.loads((d / "env.json").read_text())
+    assert env["platform"] == platform.platform() and env["cpu"] == this_cpu()     # what a record says now
+    env = {k: v for k, v in env.items() if k != "cpu"} | ({"cpu": cpu} if cpu else {})
+    (d / "env.json").write_text(json.dumps(env))
+    write_rows(d, rows)
+    (d / "checkpoint.pt").write_bytes(b"")
+    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
+    (d / "checkpoint.pt").unlink()
+    done = verify(sample=1, seed=0, store=store, folder=_published(tmp_path, TINY.run_id), say=lambda line: None)
+    if cpu:
+        assert done.ok and len(done.other_machine) == 1 and f"| {cpu}; here " in done.other_machine[0]
+    else:
+        assert not done.ok and len(done.mismatches) == 1 and done.other_machine == []
 
 
 def test_a_published_run_without_its_record_fails(tmp_path):

@@ -9,9 +9,9 @@ unproven run fails it with one line naming the run. Nothing is published or writ
 
 Bit for bit holds on the machine a record was trained on: CPU kernels differ between instruction sets
 (perf/fingerprint.py), and records of one VM image (env.json's `platform`) measured on another differed from round 1
-(measurements/2026-11-29-verify-platforms). So a record trained on another platform that differs here is said as
-such, with its final accuracy both ways, and is no failure: only a record of this platform can fail the job. A run
-on a device absent here (a GPU's records, on a CPU) is not drawn."""
+(measurements/2026-11-29-verify-platforms). So a record trained on another machine (its platform, and its CPU where
+env.json names one) that differs here is said as such, with its final accuracy both ways, and is no failure: only a
+record of this machine can fail the job. A run on a device absent here (a GPU's records, on a CPU) is not drawn."""
 from __future__ import annotations
 
 import platform
@@ -30,6 +30,7 @@ from ..report.claim_words import claims_in_words
 from ..report.publish import unproven_published_runs
 from ..report.tables import claim_verdicts, published_results
 from ..store import RunStore
+from ..store.run_store import this_cpu
 from ..store.files import read_json
 
 TIMING = frozenset({"seconds"})        # a round's wall time: the one field a retrain may not repeat
@@ -70,9 +71,20 @@ def same_rows(stored: list[dict], again: list[dict]) -> str | None:
     return None
 
 
-def trained_platform(summary: dict) -> str | None:
-    """The platform a finished run's env.json records (where it was trained), None where it records none."""
-    return read_json(Path(summary["run_dir"]) / "env.json").get("platform")
+MACHINE = ("platform", "cpu")     # what env.json says of where a run was trained (older records: the platform)
+
+
+def trained_machine(summary: dict) -> dict[str, str]:
+    """Where a finished run was trained, as its env.json says: the platform, and the CPU where it names one."""
+    env = read_json(Path(summary["run_dir"]) / "env.json")
+    return {k: str(env[k]) for k in MACHINE if k in env}
+
+
+def this_machine(keys) -> dict[str, str]:
+    """This machine in the terms of `keys` (a record's `trained_machine`), so that an older record, which names only
+    its platform, is compared by its platform."""
+    here = {"platform": platform.platform(), "cpu": this_cpu()}
+    return {k: here[k] for k in keys}
 
 
 def budgeted(order: list[str], recorded: dict[str, float], seconds: float) -> list[str]:
@@ -128,10 +140,12 @@ def verify(sample: int | None = 1, seed: int = 0, store: RunStore | None = None,
         spent_recorded += recorded_seconds[run_id]
         problem = same_rows(recorded.metrics, again.metrics)
         line = f"run {run_id} ({recorded.config.algorithm} {recorded.config.dataset} seed {recorded.config.seed})"
-        trained_on = trained_platform(recorded.summary)
-        if problem and trained_on != platform.platform():
-            problem = (f"trained on another platform ({trained_on}; here {platform.platform()}), not equal bit for "
-                       f"bit here ({problem}); final accuracy {again.accuracy} retrained, {recorded.accuracy} recorded")
+        trained_on = trained_machine(recorded.summary)
+        here = this_machine(trained_on)
+        if problem and trained_on != here:
+            problem = (f"trained on another machine ({' | '.join(trained_on.values()) or 'not recorded'}; here "
+                       f"{' | '.join(here.values())}), not equal bit for bit here "
+                       f"({problem}); final accuracy {again.accuracy} retrained, {recorded.accuracy} recorded")
             out.other_machine.append(f"{line}: {problem}")
         elif problem:
             out.mismatches.append(f"{line}: {problem}")
@@ -143,7 +157,7 @@ def verify(sample: int | None = 1, seed: int = 0, store: RunStore | None = None,
             f"times): {len(skipped)} drawn run(s) not retrained: {' '.join(skipped)}")
     if out.other_machine:
         say(f"[verify] {len(done) - len(out.other_machine) - len(out.mismatches)} of {len(done)} retrained runs equal "
-            f"their records bit for bit; {len(out.other_machine)} trained on another platform differ in their floats "
+            f"their records bit for bit; {len(out.other_machine)} trained on another machine differ in their floats "
             "here (kernels differ between CPUs), which is no failure")
     out.words = claims_in_words(claim_verdicts(published_results(folder), claim_comparisons()))
     say("[verify] what the published claims say:\n" + (out.words or "no tested claim"))

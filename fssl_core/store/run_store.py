@@ -285,6 +285,19 @@ def record_files(root: Path | str | None = None) -> list[Path]:
     return files
 
 
+def this_cpu() -> str:
+    """The CPU as its kernels see it: the model name (/proc/cpuinfo, or platform.processor() where there is none)
+    and the vector instructions torch dispatches to. Two records of one VM image can come from different host CPUs
+    and differ in their last bits (measurements/2026-11-29-verify-platforms): `platform` alone does not say so."""
+    name = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            name = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), name)
+    except OSError:          # no /proc (macOS, Windows): the processor platform names
+        pass
+    return f"{name or 'unknown'}; {torch.backends.cpu.get_cpu_capability()}"
+
+
 def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1, executor: str = "engine") -> dict:
     """Where the run was trained, and on which data: `data_digest` is the content digest of the data set's
     files as verified at load (data.datasets.data_digest; None for the synthetic set). The run's provenance,
@@ -292,7 +305,8 @@ def _environment(cfg: RunConfig, data_digest: str | None = None, batch: int = 1,
     the official ones before any run is trained on them, so this digest can only be the official one's."""
     env = {
         "fssl_core": __version__, "torch": torch.__version__, "python": sys.version.split()[0],
-        "platform": platform.platform(), "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "platform": platform.platform(), "cpu": this_cpu(), "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
         "executor": executor,
     }
     if data_digest is not None:
