@@ -2,6 +2,7 @@
 the same file, whatever their times, machine paths, cell ids and widget ids; what the notebook shows is kept."""
 import json
 import uuid
+from pathlib import Path
 
 from fssl_core.job.executed import stable
 
@@ -26,6 +27,18 @@ def _execution(root: str, seed: int) -> dict:
              "metadata": {}, "outputs": [{"output_type": "display_data", "metadata": {}, "data": {
                  "application/vnd.jupyter.widget-view+json": {"model_id": slider, "version_major": 2},
                  "text/plain": "IntSlider(value=3)"}}]},
+            {"cell_type": "code", "id": uuid.UUID(int=seed + 199).hex[:8], "execution_count": 3, "source": "plot()",
+             "metadata": {}, "outputs": [{"output_type": "stream", "name": "stderr", "text": [
+                 f"{root}/fssl_core/report/plots.py:359: UserWarning: No artists\n", "  ax.legend()\n"]}]},
+            # the kernel flushes stdout and stderr on its own timing: one execution interleaves them, the other not
+            {"cell_type": "code", "id": uuid.UUID(int=seed + 299).hex[:8], "execution_count": 4, "source": "check()",
+             "metadata": {}, "outputs": [
+                 *([{"output_type": "stream", "name": "stdout", "text": ["a\n"]},
+                    {"output_type": "stream", "name": "stderr", "text": "needs-data\n"},
+                    {"output_type": "stream", "name": "stdout", "text": ["b\n"]}] if seed == 1 else
+                   [{"output_type": "stream", "name": "stderr", "text": ["needs-data\n"]},
+                    {"output_type": "stream", "name": "stdout", "text": ["a\n", "b\n"]}]),
+                 {"output_type": "execute_result", "execution_count": 4, "metadata": {}, "data": {"text/plain": "1"}}]},
         ]}
 
 
@@ -34,13 +47,18 @@ def test_two_executions_of_the_same_outputs_publish_the_same_file(tmp_path):
     for seed, root in ((1, "/work/main"), (2, "/home/someone/fssl")):
         path = tmp_path / f"{seed}.ipynb"
         path.write_text(json.dumps(_execution(root, seed)))
-        stable(path, source="notebooks/a.ipynb", output="results/notebooks/paper/a.ipynb")
+        stable(path, source="notebooks/a.ipynb", output="results/notebooks/paper/a.ipynb", roots=(Path(root),))
         files.append(path.read_text())
     assert files[0] == files[1]
     notebook = json.loads(files[0])
     assert notebook["metadata"]["papermill"] == {"input_path": "notebooks/a.ipynb", "parameters": {"p": 1},
                                                  "output_path": "results/notebooks/paper/a.ipynb"}
-    assert [c["id"] for c in notebook["cells"]] == ["cell-1", "cell-2"]
+    assert [c["id"] for c in notebook["cells"]] == ["cell-1", "cell-2", "cell-3", "cell-4"]
+    assert notebook["cells"][3]["outputs"] == [
+        {"name": "stderr", "output_type": "stream", "text": ["needs-data\n"]},
+        {"name": "stdout", "output_type": "stream", "text": ["a\n", "b\n"]},
+        {"output_type": "execute_result", "execution_count": 4, "metadata": {}, "data": {"text/plain": "1"}}]
+    assert notebook["cells"][2]["outputs"][0]["text"][0] == "fssl_core/report/plots.py:359: UserWarning: No artists\n"
     assert notebook["cells"][0]["metadata"] == {"papermill": {"status": "completed"}, "tags": ["parameters"]}
     state = notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     shown = notebook["cells"][1]["outputs"][0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]

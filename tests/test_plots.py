@@ -307,3 +307,19 @@ def test_curves_averaging_several_seeds_show_their_spread():
     fig, ax = round_curves(curves[curves.method == "b"], title="t")
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)] and "shaded" not in ax.get_title()
     plt.close(fig)
+
+
+def test_a_panel_with_no_finished_run_says_so_without_a_warning():
+    """A panel whose cells have no finished run (a profile's runs not in the store) says so in words, and draws no
+    legend: matplotlib warns, into the published notebook, when asked for a legend of nothing."""
+    import warnings
+    from fssl_core.report.plots import round_curves
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig, ax = round_curves(pd.DataFrame(columns=["method", "round", "accuracy"]), title="t")
+    assert ax.get_legend() is None and [t.get_text() for t in ax.texts] == [
+        "no finished run of these cells in the run store"]
+    plt.close(fig)
+    fig, ax = round_curves(pd.DataFrame({"method": ["a"], "round": [1], "accuracy": [50.0]}), title="t")
+    assert ax.get_legend() is not None and len(ax.texts) == 0
+    plt.close(fig)

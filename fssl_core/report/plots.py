@@ -356,7 +356,11 @@ def round_curves(curves: pd.DataFrame, key: str = "accuracy", title: str = "", t
     ax.set_xlabel("global round")
     ax.set_ylabel(YLABELS.get(key, key))
     ax.set_title(title + seeds_note(curves) + (" (shaded: ± std)" if shaded else ""), fontsize=10)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    if curves.empty:          # say why the panel is blank rather than leave an empty frame to be read as a result
+        ax.text(0.5, 0.5, "no finished run of these cells in the run store", ha="center", va="center",
+                transform=ax.transAxes, fontsize=9, color="0.35")
     fig.tight_layout()
     return fig, ax
 
