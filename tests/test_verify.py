@@ -41,6 +41,23 @@ def _published(tmp_path, run_id):
     return folder
 
 
+def _recommitted(d, edit_rows, edit_env=lambda env: env) -> None:
+    """The record in `d` as committed (no checkpoint beside it) with its rows and env.json edited and every digest
+    recomputed: what a record trained elsewhere, or edited by hand, looks like to verify."""
+    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
+    edit_rows(rows)
+    summary = json.loads((d / "result.json").read_text())
+    (d / "env.json").write_text(json.dumps(edit_env(json.loads((d / "env.json").read_text()))))
+    write_rows(d, rows)
+    (d / "checkpoint.pt").write_bytes(b"")          # write_result seals the file beside it; then it goes
+    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
+    (d / "checkpoint.pt").unlink()
+
+
+def _last_bit(rows) -> None:
+    rows[0]["train_loss"] += 1e-9                   # a last-bit difference, as another CPU's kernels give
+
+
 @requires_mnist
 def test_a_retrained_sample_equals_its_record_and_an_edited_record_fails_naming_its_run(tmp_path):
     store = RunStore(tmp_path / "runs")
@@ -50,35 +67,18 @@ def test_a_retrained_sample_equals_its_record_and_an_edited_record_fails_naming_
     done = verify(sample=1, seed=0, store=store, folder=folder, say=said.append)
     assert done.ok and done.sample == [TINY.run_id] and done.proven == 1
     assert any("every metric of its 3 rounds equal to its record" in line for line in said)
-    # the records as committed (no checkpoint), one number edited and every digest recomputed
-    d = store.dir(TINY)
-    (d / "checkpoint.pt").unlink()
-    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
-    rows[-1]["accuracy"] += 1.0
-    summary = json.loads((d / "result.json").read_text())
-    write_rows(d, rows)
-    (d / "checkpoint.pt").write_bytes(b"")          # write_result seals the file beside it; then it goes
-    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
-    (d / "checkpoint.pt").unlink()
+    _recommitted(store.dir(TINY), lambda rows: rows[-1].update(accuracy=rows[-1]["accuracy"] + 1.0))
     done = verify(sample=1, seed=0, store=store, folder=folder, say=said.append)
     assert not done.ok and done.mismatches[0].startswith(f"run {TINY.run_id} (fedavg mnist seed {TINY.seed}): round 3: accuracy")
 
 
+@requires_mnist
 def test_a_record_of_another_machine_that_differs_is_said_as_such_and_fails_nothing(tmp_path):
     """CPU kernels differ between machines (perf/fingerprint.py): a record trained on another platform is compared, and
     where it differs here the line says so, with the final accuracy both ways, and the job does not fail on it."""
     store = RunStore(tmp_path / "runs")
     train(TINY, store, progress=False)
-    d = store.dir(TINY)
-    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
-    rows[0]["train_loss"] += 1e-9                       # a last-bit difference, as another CPU's kernels give
-    summary = json.loads((d / "result.json").read_text())
-    env = json.loads((d / "env.json").read_text())
-    (d / "env.json").write_text(json.dumps({**env, "platform": "Linux-another-machine"}))
-    write_rows(d, rows)
-    (d / "checkpoint.pt").write_bytes(b"")          # the records as committed: sealed, then no checkpoint beside them
-    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
-    (d / "checkpoint.pt").unlink()
+    _recommitted(store.dir(TINY), _last_bit, lambda env: {**env, "platform": "Linux-another-machine"})
     said = []
     done = verify(sample=1, seed=0, store=store, folder=_published(tmp_path, TINY.run_id), say=said.append)
     assert done.ok and done.mismatches == [] and len(done.other_machine) == 1
@@ -96,18 +96,10 @@ def test_a_record_of_this_platform_on_another_cpu_is_another_machine_and_an_olde
     platform, so on this platform its difference fails the job."""
     store = RunStore(tmp_path / "runs")
     train(TINY, store, progress=False)
-    d = store.dir(TINY)
-    rows = [json.loads(line) for line in (d / "metrics.jsonl").read_text().splitlines()]
-    rows[0]["train_loss"] += 1e-9
-    summary = json.loads((d / "result.json").read_text())
-    env = json.loads((d / "env.json").read_text())
+    env = json.loads((store.dir(TINY) / "env.json").read_text())
     assert env["platform"] == platform.platform() and env["cpu"] == this_cpu()     # what a record says now
-    env = {k: v for k, v in env.items() if k != "cpu"} | ({"cpu": cpu} if cpu else {})
-    (d / "env.json").write_text(json.dumps(env))
-    write_rows(d, rows)
-    (d / "checkpoint.pt").write_bytes(b"")
-    write_result(d, TINY, rows, "ok", None, summary["model_parameters"], round(100.0 / summary["chance_accuracy"]))
-    (d / "checkpoint.pt").unlink()
+    _recommitted(store.dir(TINY), _last_bit,
+                 lambda env: {k: v for k, v in env.items() if k != "cpu"} | ({"cpu": cpu} if cpu else {}))
     done = verify(sample=1, seed=0, store=store, folder=_published(tmp_path, TINY.run_id), say=lambda line: None)
     if cpu:
         assert done.ok and len(done.other_machine) == 1 and f"| {cpu}; here " in done.other_machine[0]
