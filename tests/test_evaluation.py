@@ -22,13 +22,20 @@ def _per_batch(fed: Federation, tensors) -> dict:
     return {"accuracy": 100.0 * int(correct) / len(y), "test_loss": float(loss) / len(y)}
 
 
+CFG = RunConfig(dataset="mnist", clients=10, clients_per_round=2, local_epochs=1, rounds=1, resplit_train=2000,
+                resplit_test=1500)
+
+
+def _after_one_round() -> tuple[Federation, dict]:
+    """CFG's federation and the tensors its test set is evaluated with after one round."""
+    fed = Federation.build(CFG)
+    state, _ = fed.run_round(fed.initial_state(), 1)
+    return fed, fed.algorithm.eval_tensors(state)
+
+
 @requires_mnist
 def test_evaluation_keeps_the_normalised_test_set_and_the_floats_of_normalising_per_batch():
-    cfg = RunConfig(dataset="mnist", clients=10, clients_per_round=2, local_epochs=1, rounds=1, resplit_train=2000,
-                    resplit_test=1500)
-    fed = Federation.build(cfg)
-    state, _ = fed.run_round(fed.initial_state(), 1)
-    tensors = fed.algorithm.eval_tensors(state)
+    fed, tensors = _after_one_round()
     reference = _per_batch(fed, tensors)
     assert fed.test_metrics(tensors) == reference
     kept = fed._test_inputs
@@ -40,11 +47,8 @@ def test_evaluation_keeps_the_normalised_test_set_and_the_floats_of_normalising_
 def test_the_test_batch_size_moves_the_test_loss_so_it_is_in_the_run_identity():
     # the loss is summed in float32 a batch: other batches, other last bits (the accuracy counts alike); a run
     # with another eval_batch_size is another run, while the default keeps every stored id (tests/test_run_ids.py)
-    cfg = RunConfig(dataset="mnist", clients=10, clients_per_round=2, local_epochs=1, rounds=1, resplit_train=2000,
-                    resplit_test=1500)
-    fed = Federation.build(cfg)
-    state, _ = fed.run_round(fed.initial_state(), 1)
-    tensors = fed.algorithm.eval_tensors(state)
+    cfg = CFG
+    fed, tensors = _after_one_round()
     other = Federation.build(cfg.replace(eval_batch_size=100))
     ours, theirs = fed.test_metrics(tensors), other.test_metrics(tensors)
     assert ours["accuracy"] == theirs["accuracy"] and ours["test_loss"] != theirs["test_loss"]

@@ -8,6 +8,7 @@ those its outputs print), a cell's consecutive stream outputs one a stream (stde
 widget ids renumbered in the order the outputs reach them (then the state's remaining ones by their content)."""
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -47,14 +48,8 @@ def _streams_in_order(outputs: list[dict]) -> list[dict]:
     """Each run of consecutive stream outputs as one output a stream, stderr before stdout: the kernel flushes the two
     streams on its own timing, so their interleaving (and how a stream's text is split) changes between executions."""
     ordered: list[dict] = []
-    for output in outputs:
-        if output.get("output_type") != "stream" or not ordered or ordered[-1].get("output_type") != "stream":
-            ordered.append(output)
-            continue
-        start = len(ordered) - 1
-        while start > 0 and ordered[start - 1].get("output_type") == "stream":
-            start -= 1
-        ordered[start:] = _merged([*ordered[start:], output])
+    for is_stream, run in itertools.groupby(outputs, key=lambda output: output.get("output_type") == "stream"):
+        ordered += _merged(list(run)) if is_stream else list(run)
     return ordered
 
 
